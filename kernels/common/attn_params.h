@@ -1,0 +1,60 @@
+// The plain struct at the host/device boundary: everything a forward attention
+// kernel needs, and nothing of the host tool (no JSON, no registry, no std::).
+//
+// Layout is flash-attention's: Q [batch, seqlen_q, heads, head_dim],
+// K/V [batch, seqlen_k, heads_kv, head_dim], O like Q, all with head_dim
+// contiguous (stride 1). LSE is float32 [batch, heads, seqlen_q], natural log.
+// Strides are in elements, so a kernel can take views of larger tensors.
+#pragma once
+#include <cstdint>
+
+namespace fa {
+
+enum class ElemType : int { f32 = 0, f16 = 1, bf16 = 2 };
+
+struct AttnParams {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;  // [batch, heads, seqlen_q]
+
+  int batch = 0, heads = 0, heads_kv = 0;
+  int seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+
+  // Element strides for Q/O and K/V (batch, row, head); head_dim stride is 1.
+  int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
+  int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
+  int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
+
+  float softmax_scale = 0.f;       // applied to Q K^T
+  float softmax_scale_log2 = 0.f;  // softmax_scale * log2(e): exp2 with the scale folded in
+  bool causal = false;             // bottom-right aligned, see docs/MEASUREMENT.md
+  ElemType dtype = ElemType::bf16;
+
+  int num_sms = 0;                 // for persistent grids; 0 = ask the device
+  void* workspace = nullptr;       // kernel-owned scratch (fa1's m and l, standard's S/P)
+  int64_t workspace_bytes = 0;
+
+  // For head h of Q the K/V head is h / (heads / heads_kv) (GQA / MQA).
+  int kv_group() const { return heads / heads_kv; }
+};
+
+// Fill the strides for contiguous BSHD tensors.
+inline void set_contiguous_strides(AttnParams& p) {
+  p.q_head_stride = p.head_dim;
+  p.q_row_stride = int64_t(p.heads) * p.head_dim;
+  p.q_batch_stride = p.q_row_stride * p.seqlen_q;
+  p.o_head_stride = p.q_head_stride;
+  p.o_row_stride = p.q_row_stride;
+  p.o_batch_stride = p.q_batch_stride;
+  p.k_head_stride = p.head_dim;
+  p.k_row_stride = int64_t(p.heads_kv) * p.head_dim;
+  p.k_batch_stride = p.k_row_stride * p.seqlen_k;
+  p.v_head_stride = p.k_head_stride;
+  p.v_row_stride = p.k_row_stride;
+  p.v_batch_stride = p.k_batch_stride;
+}
+
+}  // namespace fa

@@ -1,0 +1,29 @@
+// How a compiled GPU kernel instantiation presents itself to the host tool.
+// Generated code (cmake/fa_instances.cmake) fills one entry per instantiation;
+// the registry turns entries into KernelVariants. Host-compiled: no CUDA headers.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/attn_params.h"
+
+namespace fa {
+
+struct GpuKernelEntry {
+  const char* family;  // "standard", "fa1", "fa2", "fa3"
+  ElemType dtype;
+  int head_dim;        // 0: any head_dim the kernel accepts at run time
+  int block_m, block_n, warps, stages;
+  // Scratch the launch needs in p.workspace (0 if none); may depend on the shape.
+  int64_t (*workspace_bytes)(const AttnParams& p);
+  // nullptr if the kernel can run p, else a static string saying why not.
+  const char* (*unsupported)(const AttnParams& p);
+  // Enqueue the forward on `stream` (a cudaStream_t). Returns a cudaError_t as int
+  // (0 = launched). Must not synchronise.
+  int (*launch)(const AttnParams& p, void* stream);
+};
+
+// Every instantiation this build compiled (empty when built without CUDA kernels).
+const std::vector<GpuKernelEntry>& gpu_kernel_entries();
+
+}  // namespace fa

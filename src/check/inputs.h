@@ -1,0 +1,24 @@
+// Seeded input generation. Values are rounded to the problem's dtype on the host
+// so the reference and every back end see exactly the same numbers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "check/tensors.h"
+#include "core/types.h"
+
+namespace fa {
+
+// normal: N(0,1). uniform: U(-1,1). adversarial: large-magnitude scores whose
+// row maximum arrives late in the row (stresses the online-softmax rescale and
+// overflows a softmax that does not subtract the running max).
+enum class Distribution { normal, uniform, adversarial };
+std::string_view to_string(Distribution);
+std::optional<Distribution> parse_distribution(std::string_view);
+
+HostInputs generate_inputs(const AttnProblem&, Distribution, uint64_t seed);
+void round_to_dtype(std::vector<float>&, DType);  // fp32: no-op
+
+}  // namespace fa

@@ -1,0 +1,22 @@
+// Error metrics of a kernel's outputs against the reference, and the tolerance
+// rule (docs/MEASUREMENT.md states it with the floors).
+#pragma once
+#include "check/tensors.h"
+#include "core/result.h"
+#include "reference/reference.h"
+
+namespace fa {
+
+// Compares only the rows in ref.rows. Relative error is |o-r| / (|r| + rel_eps).
+constexpr double rel_eps = 1e-3;
+ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const ReferenceOutputs&);
+
+// The FlashAttention project's rule: allowed O max abs error = 2 x the max abs
+// error of a standard implementation in the kernel's own precision (float32
+// accumulation, P rounded to the dtype before P V, O rounded to the dtype),
+// measured on the same rows, plus a per-dtype floor.
+double o_tolerance(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
+double dtype_floor(DType);
+bool passes(const ErrorMetrics&);  // finite everywhere and o_max_abs <= tolerance (LSE: see docs)
+
+}  // namespace fa

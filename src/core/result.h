@@ -1,0 +1,51 @@
+// One row of output: a point x kernel. Writers see only these.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/types.h"
+#include "measure/timing.h"
+#include "measure/traffic.h"
+
+namespace fa {
+
+enum class Status { ok, unsupported, oom, error, fail };
+std::string_view to_string(Status);
+std::optional<Status> parse_status(std::string_view);
+
+struct ErrorMetrics {
+  double o_max_abs = 0, o_max_rel = 0, o_rel_l2 = 0;
+  double lse_max_abs = 0, lse_max_rel = 0;
+  int64_t nonfinite = 0;     // NaN/Inf in O or LSE where the reference is finite
+  int64_t rows_checked = 0;  // query rows compared (all rows, or a sample)
+  bool sampled = false;
+  double tolerance = 0;      // allowed O max abs error for this point (see docs/MEASUREMENT.md)
+};
+
+struct Result {
+  AttnProblem problem;
+  std::string kernel;  // variant name
+  Family family = Family::fa2;
+  Backend backend = Backend::cpu;
+  Tile tile;
+  Status status = Status::ok;
+  std::string reason;  // why, when status != ok
+
+  std::optional<TimingSummary> timing;
+  double tflops = 0;            // flops / median latency
+  double matmul_fraction = 0;   // tflops / measured bf16 matmul ceiling (0 = no ceiling)
+  Traffic traffic_model;        // modelled HBM bytes
+  double model_bandwidth_gbps = 0;  // modelled bytes / median latency
+  std::optional<Traffic> traffic_measured;  // DRAM bytes from counters / CPU kernels' counts
+  std::string traffic_measured_source;      // "cupti", "cpu-count", "" when absent
+  int64_t peak_extra_bytes = -1;
+  std::optional<ErrorMetrics> errors;
+  int clock_before_mhz = -1, clock_after_mhz = -1;
+  uint64_t seed = 0;
+
+  // Identity for pairing (compare) and resuming: kernel + problem.
+  std::string key() const;
+};
+
+}  // namespace fa

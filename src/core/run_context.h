@@ -1,0 +1,13 @@
+#pragma once
+#include <cstdint>
+
+namespace fa {
+
+// What a kernel run gets besides its tensors, and may report back.
+struct RunContext {
+  void* stream = nullptr;           // cudaStream_t for cuda kernels
+  int64_t counted_read_bytes = -1;  // CPU kernels count what they move (at the
+  int64_t counted_write_bytes = -1; // problem dtype's size); -1 = not counted
+};
+
+}  // namespace fa

@@ -1,0 +1,113 @@
+#include "core/types.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace fa {
+
+std::string_view to_string(DType d) {
+  switch (d) {
+    case DType::f16: return "fp16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "fp32";
+  }
+  return "?";
+}
+std::string_view to_string(Family f) {
+  switch (f) {
+    case Family::standard: return "standard";
+    case Family::fa1: return "fa1";
+    case Family::fa2: return "fa2";
+    case Family::fa3: return "fa3";
+    case Family::cudnn: return "cudnn";
+  }
+  return "?";
+}
+std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return DType::f16;
+  if (s == "fp32" || s == "f32" || s == "float32") return DType::f32;
+  return std::nullopt;
+}
+std::optional<Family> parse_family(std::string_view s) {
+  for (Family f : {Family::standard, Family::fa1, Family::fa2, Family::fa3, Family::cudnn})
+    if (s == to_string(f)) return f;
+  return std::nullopt;
+}
+std::optional<Backend> parse_backend(std::string_view s) {
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda" || s == "gpu") return Backend::cuda;
+  return std::nullopt;
+}
+int dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+ElemType elem_type(DType d) {
+  switch (d) {
+    case DType::f16: return ElemType::f16;
+    case DType::bf16: return ElemType::bf16;
+    case DType::f32: return ElemType::f32;
+  }
+  return ElemType::f32;
+}
+
+float AttnProblem::scale() const {
+  return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));
+}
+
+double AttnProblem::flops() const {
+  double f = 4.0 * batch * heads * double(seqlen_q) * double(seqlen_k) * head_dim;
+  return causal ? f / 2 : f;
+}
+
+std::string AttnProblem::invalid_reason() const {
+  if (batch <= 0) return fmt::format("batch must be > 0 (got {})", batch);
+  if (heads <= 0) return fmt::format("heads must be > 0 (got {})", heads);
+  if (heads_kv <= 0) return fmt::format("heads_kv must be > 0 (got {})", heads_kv);
+  if (heads % heads_kv != 0)
+    return fmt::format("heads ({}) must be divisible by heads_kv ({})", heads, heads_kv);
+  if (seqlen_q <= 0) return fmt::format("seqlen_q must be > 0 (got {})", seqlen_q);
+  if (seqlen_k <= 0) return fmt::format("seqlen_k must be > 0 (got {})", seqlen_k);
+  if (head_dim <= 0 || head_dim > 1024)
+    return fmt::format("head_dim must be in 1..1024 (got {})", head_dim);
+  if (softmax_scale < 0.f) return fmt::format("softmax_scale must be >= 0 (got {})", softmax_scale);
+  return "";
+}
+
+int64_t AttnProblem::keys_seen(int64_t row) const {
+  if (!causal) return seqlen_k;
+  int64_t last = row + int64_t(seqlen_k) - seqlen_q;  // last visible key index
+  if (last < 0) return 0;
+  return std::min<int64_t>(last + 1, seqlen_k);
+}
+
+std::string AttnProblem::describe() const {
+  return fmt::format("b{} h{}/{} q{} k{} d{} {}{}", batch, heads, heads_kv, seqlen_q, seqlen_k,
+                     head_dim, to_string(dtype), causal ? " causal" : "");
+}
+
+std::string Tile::str() const {
+  if (block_m == 0 && block_n == 0) return "-";
+  std::string s = fmt::format("{}x{}", block_m, block_n);
+  if (warps) s += fmt::format(".w{}", warps);
+  if (stages) s += fmt::format(".s{}", stages);
+  return s;
+}
+
+AttnParams make_params(const AttnProblem& p, ElemType storage) {
+  AttnParams a;
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.heads_kv = p.heads_kv;
+  a.seqlen_q = p.seqlen_q;
+  a.seqlen_k = p.seqlen_k;
+  a.head_dim = p.head_dim;
+  a.softmax_scale = p.scale();
+  a.softmax_scale_log2 = p.scale() * 1.4426950408889634f;
+  a.causal = p.causal;
+  a.dtype = storage;
+  set_contiguous_strides(a);
+  return a;
+}
+
+}  // namespace fa

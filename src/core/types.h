@@ -1,0 +1,57 @@
+// The few types every layer shares: the problem, the tile, the enums naming
+// dtype / family / back end. One name per concept: the same words are used in
+// CLI flags, JSON keys, CSV columns and these fields.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/attn_params.h"
+
+namespace fa {
+
+enum class DType { f16, bf16, f32 };
+enum class Family { standard, fa1, fa2, fa3, cudnn };
+enum class Backend { cpu, cuda };
+
+std::string_view to_string(DType);
+std::string_view to_string(Family);
+std::string_view to_string(Backend);
+std::optional<DType> parse_dtype(std::string_view);    // "bf16", "fp16"/"f16", "fp32"/"f32"
+std::optional<Family> parse_family(std::string_view);
+std::optional<Backend> parse_backend(std::string_view);
+int dtype_bytes(DType);
+ElemType elem_type(DType);
+
+// One point of a sweep.
+struct AttnProblem {
+  int batch = 1, heads = 1, heads_kv = 1;  // heads % heads_kv == 0 (GQA / MQA)
+  int seqlen_q = 1, seqlen_k = 1, head_dim = 64;
+  bool causal = false;
+  DType dtype = DType::bf16;
+  float softmax_scale = 0.f;  // 0 means 1/sqrt(head_dim)
+
+  float scale() const;
+  // FLOPs by the FlashAttention convention: 4*b*h*Nq*Nk*d, causal halved.
+  double flops() const;
+  // "" when the shape is valid, else why not (used for exit-code-2 errors).
+  std::string invalid_reason() const;
+  // Number of keys query row i sees (causal is bottom-right aligned:
+  // row i sees keys j <= i + seqlen_k - seqlen_q). May be 0.
+  int64_t keys_seen(int64_t row) const;
+  std::string describe() const;  // "b4 h16/16 q2048 k2048 d128 bf16 causal"
+  bool operator==(const AttnProblem&) const = default;
+};
+
+// What a variant was compiled with. 0 fields mean "not applicable".
+struct Tile {
+  int block_m = 0, block_n = 0, warps = 0, stages = 0;
+  std::string str() const;  // "128x64" (+ ".w4.s2" where set)
+  bool operator==(const Tile&) const = default;
+};
+
+// AttnParams for a problem with contiguous BSHD buffers (pointers left null).
+AttnParams make_params(const AttnProblem&, ElemType storage);
+
+}  // namespace fa

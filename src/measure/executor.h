@@ -1,0 +1,58 @@
+// A back end that holds a problem's tensors, runs kernels on them and times them.
+// The runner is written once against this; cpu and cuda implement it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "check/tensors.h"
+#include "core/run_context.h"
+#include "core/types.h"
+#include "measure/timing.h"
+
+namespace fa {
+
+struct DeviceInfo {
+  std::string name;       // "NVIDIA H200" / CPU model
+  std::map<std::string, std::string> details;  // driver, cuda, cudnn, sm_count, l2_bytes, ...
+};
+
+struct ClockReading {  // SM clock in MHz, -1 where it cannot be read
+  int sm_mhz = -1;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual Backend backend() const = 0;
+  virtual DeviceInfo info() const = 0;
+  // Allocate Q, K, V, O, LSE for p and copy the host inputs in (converted to the
+  // storage type: float32 on cpu, p.dtype on cuda). Throws OutOfMemory.
+  virtual void prepare(const AttnProblem& p, const HostInputs& in) = 0;
+  // Pointers and strides of the prepared buffers, workspace included.
+  virtual AttnParams params() const = 0;
+  // Make p.workspace at least `bytes` (throws OutOfMemory).
+  virtual void reserve_workspace(int64_t bytes) = 0;
+  // Fill O and LSE with NaN so unwritten elements show.
+  virtual void poison_outputs() = 0;
+  // Run once, wait, and surface any error as KernelError.
+  virtual void run_once(const std::function<void(RunContext&)>& launch) = 0;
+  virtual HostOutputs fetch_outputs() = 0;
+  virtual TimingSummary time(const std::function<void(RunContext&)>& launch,
+                             const TimingOptions&) = 0;
+  // Bytes of device memory in use beyond inputs and outputs at the high-water
+  // mark of the last run_once (workspace, library scratch); -1 if unknown.
+  virtual int64_t peak_extra_bytes() const = 0;
+  virtual ClockReading clock() const { return {}; }
+  // Free everything held for the current problem.
+  virtual void release() = 0;
+};
+
+std::unique_ptr<Executor> make_cpu_executor(int threads);
+// nullptr with `why` set when no CUDA device (or no CUDA build) is present.
+std::unique_ptr<Executor> make_cuda_executor(int device, std::string* why);
+
+}  // namespace fa

@@ -1,0 +1,63 @@
+// A kernel variant: one compiled (or CPU) implementation with a fixed tile.
+// The registry is the only place the rest of the tool learns what exists.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/run_context.h"
+#include "core/types.h"
+#include "measure/traffic.h"
+
+namespace fa {
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, when !ok ("head_dim 96 not built")
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+struct KernelVariant {
+  std::string name;  // "fa2.bf16.hd128.128x64.w4.s2", "cpu.fa2.64x64"
+  Family family = Family::fa2;
+  Backend backend = Backend::cpu;
+  Tile tile;
+  std::vector<DType> dtypes;  // empty: any
+  std::vector<int> head_dims; // empty: any
+  // Extra, shape-dependent refusal ("" = ok); checked after dtype and head_dim.
+  std::function<std::string(const AttnProblem&)> refuse;
+  // Scratch bytes the run needs in params.workspace.
+  std::function<int64_t(const AttnProblem&)> workspace_bytes;
+  // Compute O and LSE. For cpu kernels, buffers hold float32 values (already
+  // rounded to the problem's dtype); for cuda kernels, the problem's dtype.
+  // Throws fa::KernelError on failure.
+  std::function<void(const AttnParams&, RunContext&)> run;
+
+  Support supports(const AttnProblem&) const;
+  Traffic traffic(const AttnProblem& p) const { return traffic_model(family, p, tile); }
+};
+
+class Registry {
+ public:
+  static Registry& instance();  // holds cpu kernels, plus cuda kernels where built
+  void add(KernelVariant v);
+  const std::vector<KernelVariant>& all() const { return variants_; }
+  const KernelVariant* find(std::string_view name) const;
+  // Resolve a comma-separated selection of names, families ("fa2"), back ends
+  // ("cpu", "cuda") or globs ("fa2.bf16.*"); throws UsageError naming an
+  // entry that matches nothing. Order follows the registry.
+  std::vector<const KernelVariant*> select(std::string_view selection) const;
+
+ private:
+  std::vector<KernelVariant> variants_;
+};
+
+// Registration hooks, called once by Registry::instance().
+void register_cpu_kernels(Registry&);   // reference/cpu_kernels.cpp
+void register_cuda_kernels(Registry&);  // src/registry/cuda_kernels.cpp (no-op without CUDA)
+
+bool glob_match(std::string_view pattern, std::string_view text);  // '*' and '?'
+
+}  // namespace fa
