@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "core/run_context.h"
 #include "core/types.h"
 #include "measure/timing.h"
+#include "measure/traffic.h"
 
 namespace fa {
 
@@ -47,6 +49,16 @@ class Executor {
   // mark of the last run_once (workspace, library scratch); -1 if unknown.
   virtual int64_t peak_extra_bytes() const = 0;
   virtual ClockReading clock() const { return {}; }
+  // The measured bf16 matmul ceiling (cuBLAS 8192^3) in TFLOP/s, measured once
+  // per process on first call; 0 where not measured (cpu).
+  virtual double matmul_ceiling_tflops() { return 0; }
+  // DRAM bytes one launch moves, read through hardware counters in an untimed
+  // pass; nullopt with `why` set where counters cannot be read.
+  virtual std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& launch,
+                                              std::string* why) {
+    *why = "hardware counters are not available on this back end";
+    return std::nullopt;
+  }
   // Free everything held for the current problem.
   virtual void release() = 0;
 };

@@ -24,6 +24,7 @@ struct KernelVariant {
   Family family = Family::fa2;
   Backend backend = Backend::cpu;
   Tile tile;
+  bool default_tile = false;  // chosen by `--block auto` for its family/back end/dtype/head_dim
   std::vector<DType> dtypes;  // empty: any
   std::vector<int> head_dims; // empty: any
   // Extra, shape-dependent refusal ("" = ok); checked after dtype and head_dim.
