@@ -8,6 +8,7 @@ struct RunContext {
   void* stream = nullptr;           // cudaStream_t for cuda kernels
   int64_t counted_read_bytes = -1;  // CPU kernels count what they move (at the
   int64_t counted_write_bytes = -1; // problem dtype's size); -1 = not counted
+  int threads = 0;                  // cpu kernels: worker threads; <= 0 = hardware concurrency
 };
 
 }  // namespace fa
