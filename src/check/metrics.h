@@ -17,6 +17,9 @@ ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const Refer
 // measured on the same rows, plus a per-dtype floor.
 double o_tolerance(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 double dtype_floor(DType);
+// Sets m.tolerance (as o_tolerance) and m.lse_tolerance (1e-3 + 2 x the same
+// standard implementation's LSE max abs error) with one pass of that standard.
+void set_tolerances(ErrorMetrics& m, const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 bool passes(const ErrorMetrics&);  // finite everywhere and o_max_abs <= tolerance (LSE: see docs)
 
 }  // namespace fa

@@ -21,6 +21,7 @@ struct ErrorMetrics {
   int64_t rows_checked = 0;  // query rows compared (all rows, or a sample)
   bool sampled = false;
   double tolerance = 0;      // allowed O max abs error for this point (see docs/MEASUREMENT.md)
+  double lse_tolerance = 0;  // allowed LSE max abs error; 0 = not set (passes() uses 1e-3)
 };
 
 struct Result {
