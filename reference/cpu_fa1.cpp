@@ -1,0 +1,121 @@
+// FlashAttention-1 on the CPU, in the loop order of the paper's Algorithm 1:
+// outer loop over K/V blocks j, inner loop over Q blocks i, with O, l and m
+// read from and written back to the full buffers at every (i, j) step. The
+// running O lives in the (float32) output buffer; m and l in the workspace.
+// The GPU FA1 keeps its running O in a float32 workspace for the same reason:
+// it is re-read and rescaled Tc times, so it is counted at 4 bytes.
+#include <cmath>
+#include <vector>
+
+#include "core/types.h"
+#include "reference/cpu_common.h"
+#include "reference/cpu_kernels.h"
+#include "reference/parallel.h"
+
+namespace fa {
+
+int64_t cpu_fa1_workspace_bytes(const AttnProblem& p) {
+  return 2 * int64_t(p.batch) * p.heads * p.seqlen_q * int64_t(sizeof(float));
+}
+
+void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k, bh_count = int64_t(p.batch) * p.heads;
+  cpu::check_params(p, "cpu.fa1", 2 * bh_count * nq * int64_t(sizeof(float)));
+  const cpu::View t{p};
+  const int d = p.head_dim;
+  const int64_t s = cpu::elem_bytes(ctx), o_bytes = 4;
+  const int64_t bm = tile.block_m, bn = tile.block_n;
+  const int64_t tr = cpu::ceil_div(nq, bm), tc = cpu::ceil_div(nk, bn);
+  float* stats = static_cast<float*>(p.workspace);
+  cpu::ByteCount count;
+
+  parallel_for(bh_count, ctx.threads, [&](int64_t bh, int) {
+    const int b = int(bh / p.heads), h = int(bh % p.heads);
+    float* m_full = stats + bh * 2 * nq;
+    float* l_full = m_full + nq;
+    int64_t rd = 0, wr = 0;
+    std::vector<float> kj(bn * d), vj(bn * d), qi(bm * d), oi(bm * d), li(bm), mi(bm), sij(bn);
+
+    // Line 2: O = 0, l = 0, m = -inf in HBM.
+    for (int64_t r = 0; r < nq; ++r) {
+      std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
+      m_full[r] = cpu::kNegInf;
+      l_full[r] = 0.f;
+    }
+    wr += nq * d * o_bytes + 2 * nq * cpu::kStatBytes;
+
+    // Block pair (i, j) is visited iff j < visible_blocks(i); the last Q block
+    // sees the most, so it bounds the K/V blocks worth loading.
+    std::vector<int64_t> vis(tr);
+    for (int64_t i = 0; i < tr; ++i) vis[i] = t.visible_blocks(i * bm, std::min(bm, nq - i * bm), bn);
+    const int64_t kv_blocks = tr ? *std::max_element(vis.begin(), vis.end()) : 0;
+
+    for (int64_t j = 0; j < std::min(tc, kv_blocks); ++j) {  // outer: K/V blocks
+      const int64_t c0 = j * bn, cols = std::min(bn, nk - c0);
+      for (int64_t c = 0; c < cols; ++c) {
+        std::copy_n(t.k_row(b, h, c0 + c), d, &kj[c * d]);
+        std::copy_n(t.v_row(b, h, c0 + c), d, &vj[c * d]);
+      }
+      rd += 2 * cols * d * s;
+
+      for (int64_t i = 0; i < tr; ++i) {  // inner: Q blocks
+        if (j >= vis[i]) continue;         // fully above the causal diagonal
+        const int64_t r0 = i * bm, rows = std::min(bm, nq - r0);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::copy_n(t.q_row(b, h, r0 + r), d, &qi[r * d]);
+          std::copy_n(t.o_row(b, h, r0 + r), d, &oi[r * d]);
+          mi[r] = m_full[r0 + r];
+          li[r] = l_full[r0 + r];
+        }
+        rd += rows * (d * s + d * o_bytes + 2 * cpu::kStatBytes);
+
+        for (int64_t r = 0; r < rows; ++r) {
+          // S_ij row, its max m~ and P~ = exp(S - m~), l~ = rowsum(P~).
+          const int64_t last = t.last_key(r0 + r);
+          float m_blk = cpu::kNegInf;
+          for (int64_t c = 0; c < cols; ++c) {
+            sij[c] = c0 + c <= last ? p.softmax_scale * cpu::dot(&qi[r * d], &kj[c * d], d)
+                                    : cpu::kNegInf;
+            m_blk = std::max(m_blk, sij[c]);
+          }
+          if (m_blk == cpu::kNegInf) continue;  // this row sees no key of block j
+          float l_blk = 0.f;
+          for (int64_t c = 0; c < cols; ++c) l_blk += (sij[c] = std::exp(sij[c] - m_blk));
+          // m_new = max(m_i, m~); l_new = e^(m_i-m_new) l_i + e^(m~-m_new) l~;
+          // O_i = (l_i e^(m_i-m_new) O_i + e^(m~-m_new) P~ V_j) / l_new.
+          const float m_new = std::max(mi[r], m_blk);
+          const float a_old = std::exp(mi[r] - m_new) * li[r], a_blk = std::exp(m_blk - m_new);
+          const float l_new = a_old + a_blk * l_blk;
+          float* o = &oi[r * d];
+          for (int e = 0; e < d; ++e) o[e] *= a_old;
+          for (int64_t c = 0; c < cols; ++c) {
+            const float pc = a_blk * sij[c];
+            const float* v = &vj[c * d];
+            for (int e = 0; e < d; ++e) o[e] += pc * v[e];
+          }
+          const float inv = 1.f / l_new;
+          for (int e = 0; e < d; ++e) o[e] *= inv;
+          mi[r] = m_new;
+          li[r] = l_new;
+        }
+
+        for (int64_t r = 0; r < rows; ++r) {
+          std::copy_n(&oi[r * d], d, t.o_row(b, h, r0 + r));
+          m_full[r0 + r] = mi[r];
+          l_full[r0 + r] = li[r];
+        }
+        wr += rows * (d * o_bytes + 2 * cpu::kStatBytes);
+      }
+    }
+
+    // LSE = m + log(l); a row that saw no key keeps l = 0 -> -inf (O stayed 0).
+    for (int64_t r = 0; r < nq; ++r)
+      t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
+    rd += 2 * nq * cpu::kStatBytes;
+    wr += nq * cpu::kStatBytes;
+    count.add(rd, wr);
+  });
+  count.report(ctx);
+}
+
+}  // namespace fa

@@ -1,0 +1,101 @@
+// The HBM traffic model: bytes each family's loop structure moves between full
+// tensors and on-chip tiles, per (batch, head), summed. docs/MEASUREMENT.md
+// states the formulas; the CPU kernels count the same moves as they make them
+// and tests/test_traffic.cpp checks the two agree exactly.
+#include "measure/traffic.h"
+
+#include <algorithm>
+
+namespace fa {
+namespace {
+
+constexpr int64_t kStatBytes = 4;  // m, l, LSE are float32 everywhere
+constexpr int64_t kFa1OBytes = 4;  // FA1 keeps its running O in float32
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Tile family_tile(Family f, const Tile& t) {
+  if (t.block_m > 0 && t.block_n > 0) return t;
+  if (f == Family::fa3 || f == Family::cudnn) return Tile{128, 128, 0, 0};
+  return Tile{64, 64, 0, 0};
+}
+
+// Number of K/V blocks Q block i (rows [r0, r0 + rows)) must visit: under
+// bottom-right causal alignment its last row sees keys 0 .. last.
+int64_t visible_kv_blocks(const AttnProblem& p, int64_t r0, int64_t rows, int64_t bn) {
+  const int64_t tc = ceil_div(p.seqlen_k, bn);
+  if (!p.causal) return tc;
+  const int64_t last = r0 + rows - 1 + p.seqlen_k - p.seqlen_q;
+  if (last < 0) return 0;
+  return std::min(tc, last / bn + 1);
+}
+
+// Keys in the first n K/V blocks (the last block may be ragged).
+int64_t keys_in_blocks(const AttnProblem& p, int64_t n, int64_t bn) {
+  return std::min<int64_t>(n * bn, p.seqlen_k);
+}
+
+Traffic standard_per_head(const AttnProblem& p, int64_t s) {
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k, d = p.head_dim;
+  Traffic t;
+  // S = Q K^T (each operand read once); softmax reads S, writes P and LSE; O = P V.
+  t.read_bytes = (nq * d + nk * d) * s + nq * nk * s + nq * nk * s + nk * d * s;
+  t.write_bytes = nq * nk * s + nq * nk * s + nq * kStatBytes + nq * d * s;
+  return t;
+}
+
+Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
+  const int64_t nq = p.seqlen_q, d = p.head_dim;
+  const int64_t tr = ceil_div(nq, bm);
+  Traffic t;
+  // Algorithm 1 line 2: O = 0, l = 0, m = -inf in HBM.
+  t.write_bytes += nq * d * kFa1OBytes + 2 * nq * kStatBytes;
+  // Block pair (i, j) is visited iff j < visible_kv_blocks(i); block j of K/V
+  // is loaded iff some i visits it.
+  int64_t kv_blocks_loaded = 0;
+  for (int64_t i = 0; i < tr; ++i) {
+    const int64_t rows = std::min(bm, nq - i * bm);
+    const int64_t pairs = visible_kv_blocks(p, i * bm, rows, bn);
+    kv_blocks_loaded = std::max(kv_blocks_loaded, pairs);
+    // Per pair: read Q_i, O_i, l_i, m_i; write O_i, l_i, m_i.
+    t.read_bytes += pairs * rows * (d * s + d * kFa1OBytes + 2 * kStatBytes);
+    t.write_bytes += pairs * rows * (d * kFa1OBytes + 2 * kStatBytes);
+  }
+  t.read_bytes += 2 * keys_in_blocks(p, kv_blocks_loaded, bn) * d * s;
+  // Final pass: LSE = m + log(l).
+  t.read_bytes += 2 * nq * kStatBytes;
+  t.write_bytes += nq * kStatBytes;
+  return t;
+}
+
+Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
+  const int64_t nq = p.seqlen_q, d = p.head_dim;
+  const int64_t tr = ceil_div(nq, bm);
+  Traffic t;
+  for (int64_t i = 0; i < tr; ++i) {
+    const int64_t rows = std::min(bm, nq - i * bm);
+    const int64_t keys = keys_in_blocks(p, visible_kv_blocks(p, i * bm, rows, bn), bn);
+    t.read_bytes += rows * d * s + 2 * keys * d * s;  // Q_i once, K_j and V_j per visible j
+    t.write_bytes += rows * d * s + rows * kStatBytes;  // O_i and LSE_i once
+  }
+  return t;
+}
+
+}  // namespace
+
+Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
+  const int64_t s = dtype_bytes(p.dtype);
+  const Tile t = family_tile(f, tile);
+  Traffic per_head;
+  switch (f) {
+    case Family::standard: per_head = standard_per_head(p, s); break;
+    case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n); break;
+    case Family::fa2:
+    case Family::fa3:
+    case Family::cudnn: per_head = fa2_per_head(p, s, t.block_m, t.block_n); break;
+  }
+  const int64_t bh = int64_t(p.batch) * p.heads;
+  return Traffic{per_head.read_bytes * bh, per_head.write_bytes * bh};
+}
+
+}  // namespace fa
