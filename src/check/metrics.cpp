@@ -1,0 +1,159 @@
+// Error metrics against the float64 reference and the tolerance rule
+// (docs/MEASUREMENT.md, "The tolerance rule").
+#include "check/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <mutex>
+
+#include "check/half.h"
+#include "core/errors.h"
+#include "reference/parallel.h"
+
+namespace fa {
+
+namespace {
+
+constexpr double kLseFloor = 1e-3;
+
+void check_sizes(const AttnProblem& p, size_t o, size_t lse, const char* what) {
+  const size_t want_o = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
+  const size_t want_lse = size_t(p.batch) * p.heads * p.seqlen_q;
+  if (o != want_o || lse != want_lse)
+    throw KernelError(fmt::format("{}: O has {} elements and LSE {}, {} wants {} and {}", what, o,
+                                  lse, p.describe(), want_o, want_lse));
+}
+
+float round_to(float x, DType d) {
+  return d == DType::bf16 ? round_bf16(x) : d == DType::f16 ? round_f16(x) : x;
+}
+
+struct StandardErrors {
+  double o_max_abs = 0, lse_max_abs = 0;
+};
+
+// A standard implementation in the kernel's precision on the reference's rows:
+// float32 S and softmax, P rounded to the dtype, float32 P V, O rounded.
+StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
+                                     const ReferenceOutputs& ref) {
+  const int64_t n_rows = int64_t(ref.rows.size()), d = p.head_dim, nq = p.seqlen_q;
+  const int64_t nk = p.seqlen_k, group = p.heads / p.heads_kv;
+  const float scale = p.scale();
+  const int workers = resolve_threads(0);
+  std::vector<StandardErrors> per_worker(workers);
+  parallel_for(int64_t(p.batch) * p.heads * n_rows, workers, [&](int64_t task, int w) {
+    const int64_t ri = task % n_rows, bh = task / n_rows;
+    const int64_t b = bh / p.heads, h = bh % p.heads, hk = h / group, row = ref.rows[ri];
+    const int64_t seen = p.keys_seen(row);
+    const double ref_lse = ref.lse[size_t(bh) * n_rows + ri];
+    const double* ref_o = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
+    StandardErrors& e = per_worker[w];
+    if (seen == 0) {  // O = 0, LSE = -inf, exactly like the reference
+      for (int64_t c = 0; c < d; ++c) e.o_max_abs = std::max(e.o_max_abs, std::abs(ref_o[c]));
+      return;
+    }
+    const float* q = in.q.data() + ((b * nq + row) * p.heads + h) * d;
+    auto kv_row = [&](const std::vector<float>& t, int64_t j) {
+      return t.data() + ((b * nk + j) * p.heads_kv + hk) * d;
+    };
+    std::vector<float> s(seen);
+    float m = -INFINITY;
+    for (int64_t j = 0; j < seen; ++j) {
+      const float* k = kv_row(in.k, j);
+      float acc = 0.f;
+      for (int64_t c = 0; c < d; ++c) acc += q[c] * k[c];
+      s[j] = acc * scale;
+      m = std::max(m, s[j]);
+    }
+    float l = 0.f;
+    for (int64_t j = 0; j < seen; ++j) l += (s[j] = std::exp(s[j] - m));
+    std::vector<float> o(d, 0.f);
+    for (int64_t j = 0; j < seen; ++j) {
+      const float pj = round_to(s[j] / l, p.dtype);
+      const float* v = kv_row(in.v, j);
+      for (int64_t c = 0; c < d; ++c) o[c] += pj * v[c];
+    }
+    for (int64_t c = 0; c < d; ++c)
+      e.o_max_abs = std::max(e.o_max_abs, std::abs(double(round_to(o[c], p.dtype)) - ref_o[c]));
+    e.lse_max_abs = std::max(e.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
+  });
+  StandardErrors total;
+  for (const auto& e : per_worker) {
+    total.o_max_abs = std::max(total.o_max_abs, e.o_max_abs);
+    total.lse_max_abs = std::max(total.lse_max_abs, e.lse_max_abs);
+  }
+  return total;
+}
+
+}  // namespace
+
+ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
+                             const ReferenceOutputs& ref) {
+  check_sizes(p, out.o.size(), out.lse.size(), "compare_outputs");
+  const int64_t n_rows = int64_t(ref.rows.size()), d = p.head_dim, nq = p.seqlen_q;
+  ErrorMetrics m;
+  m.rows_checked = n_rows;
+  m.sampled = n_rows < nq;
+  double diff2 = 0, ref2 = 0;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t ri = 0; ri < n_rows; ++ri) {
+      const int64_t row = ref.rows[ri];
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const float* o = out.o.data() + ((b * nq + row) * p.heads + h) * d;
+        const double* r = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
+        for (int64_t c = 0; c < d; ++c) {
+          if (!std::isfinite(o[c])) {  // the reference O is always finite
+            ++m.nonfinite;
+            continue;
+          }
+          const double err = std::abs(double(o[c]) - r[c]);
+          m.o_max_abs = std::max(m.o_max_abs, err);
+          m.o_max_rel = std::max(m.o_max_rel, err / (std::abs(r[c]) + rel_eps));
+          diff2 += err * err;
+          ref2 += r[c] * r[c];
+        }
+        const double lr = ref.lse[(size_t(b) * p.heads + h) * n_rows + ri];
+        const float lo = out.lse[(size_t(b) * p.heads + h) * nq + row];
+        if (std::isinf(lr)) {  // a row that sees no key: only -inf is right
+          if (!(std::isinf(lo) && lo < 0)) m.lse_max_abs = m.lse_max_rel = INFINITY;
+        } else if (!std::isfinite(lo)) {
+          ++m.nonfinite;
+        } else {
+          const double err = std::abs(double(lo) - lr);
+          m.lse_max_abs = std::max(m.lse_max_abs, err);
+          m.lse_max_rel = std::max(m.lse_max_rel, err / (std::abs(lr) + rel_eps));
+        }
+      }
+    }
+  // All-zero reference (every checked row sees no key): the plain L2 of the error.
+  m.o_rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return m;
+}
+
+double dtype_floor(DType d) {
+  switch (d) {
+    case DType::f32: return 1e-5;
+    case DType::f16: return 1e-3;
+    case DType::bf16: return 4e-3;
+  }
+  return 0;
+}
+
+double o_tolerance(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
+  return 2.0 * standard_in_precision(p, in, ref).o_max_abs + dtype_floor(p.dtype);
+}
+
+void set_tolerances(ErrorMetrics& m, const AttnProblem& p, const HostInputs& in,
+                    const ReferenceOutputs& ref) {
+  const StandardErrors e = standard_in_precision(p, in, ref);
+  m.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
+  m.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
+}
+
+bool passes(const ErrorMetrics& m) {
+  const double lse_bound = m.lse_tolerance > 0 ? m.lse_tolerance : kLseFloor;
+  return m.nonfinite == 0 && m.o_max_abs <= m.tolerance && m.lse_max_abs <= lse_bound;
+}
+
+}  // namespace fa

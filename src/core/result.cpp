@@ -1,0 +1,36 @@
+#include "core/result.h"
+
+#include <fmt/format.h>
+
+namespace fa {
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::unsupported: return "unsupported";
+    case Status::oom: return "oom";
+    case Status::error: return "error";
+    case Status::fail: return "fail";
+  }
+  return "?";
+}
+
+std::optional<Status> parse_status(std::string_view s) {
+  for (Status st : {Status::ok, Status::unsupported, Status::oom, Status::error, Status::fail})
+    if (s == to_string(st)) return st;
+  return std::nullopt;
+}
+
+// Every problem field, named as in the CLI/JSON, so two runs pair up only when
+// kernel and shape agree exactly. softmax_scale prints in fmt's shortest
+// round-trip form, which is stable across runs.
+std::string Result::key() const {
+  const AttnProblem& p = problem;
+  return fmt::format(
+      "{} batch={} heads={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} causal={} dtype={} "
+      "softmax_scale={}",
+      kernel, p.batch, p.heads, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, p.causal ? 1 : 0,
+      to_string(p.dtype), p.softmax_scale);
+}
+
+}  // namespace fa

@@ -1,0 +1,91 @@
+// The traffic model's closed forms on shapes small enough to add up by hand,
+// and the scaling laws the papers state (standard ~ N^2, FA2 K/V ~ N^2 d / B_r).
+#include <gtest/gtest.h>
+
+#include "measure/traffic.h"
+
+namespace fa {
+namespace {
+
+AttnProblem shape(int nq, int nk, int d, bool causal, DType dt) {
+  AttnProblem p;
+  p.batch = 2, p.heads = 3, p.heads_kv = 3, p.seqlen_q = nq, p.seqlen_k = nk, p.head_dim = d;
+  p.causal = causal;
+  p.dtype = dt;
+  return p;
+}
+
+TEST(Traffic, StandardByHand) {
+  const AttnProblem p = shape(100, 200, 64, false, DType::bf16);  // s = 2
+  const Traffic t = traffic_model(Family::standard, p, {});
+  const int64_t bh = 6;
+  // read Q, K, S, P, V; write S, P, LSE (4 bytes), O.
+  EXPECT_EQ(t.read_bytes, bh * 2 * (100 * 64 + 200 * 64 + 100 * 200 * 2 + 200 * 64));
+  EXPECT_EQ(t.write_bytes, bh * (2 * (100 * 200 * 2 + 100 * 64) + 100 * 4));
+}
+
+TEST(Traffic, Fa2NonCausalByHand) {
+  const AttnProblem p = shape(100, 200, 64, false, DType::f16);
+  const Traffic t = traffic_model(Family::fa2, p, {64, 32, 0, 0});
+  const int64_t bh = 6, tr = 2;  // Q blocks of 64 and 36 rows
+  EXPECT_EQ(t.read_bytes, bh * (100 * 64 * 2 + tr * 2 * 200 * 64 * 2));
+  EXPECT_EQ(t.write_bytes, bh * (100 * 64 * 2 + 100 * 4));
+}
+
+TEST(Traffic, Fa2CausalSkipsBlocksAboveTheDiagonal) {
+  // seqlen 128, tile 64x64: block 0 sees K block 0, block 1 sees both.
+  const AttnProblem p = shape(128, 128, 32, true, DType::bf16);
+  const Traffic t = traffic_model(Family::fa2, p, {64, 64, 0, 0});
+  EXPECT_EQ(t.read_bytes, 6 * (128 * 32 * 2 + (1 + 2) * 2 * 64 * 32 * 2));
+  // Bottom-right alignment: seqlen_q 64 < seqlen_k 128 makes the one Q block see all keys.
+  const AttnProblem q = shape(64, 128, 32, true, DType::bf16);
+  EXPECT_EQ(traffic_model(Family::fa2, q, {64, 64, 0, 0}).read_bytes,
+            6 * (64 * 32 * 2 + 2 * 2 * 64 * 32 * 2));
+}
+
+TEST(Traffic, Fa1ByHand) {
+  const AttnProblem p = shape(100, 50, 16, false, DType::bf16);
+  const Traffic t = traffic_model(Family::fa1, p, {32, 32, 0, 0});
+  // Tr = 4 (32,32,32,4 rows), Tc = 2: every Q row is visited twice.
+  const int64_t per_row_visit_read = 16 * 2 + 16 * 4 + 8, per_row_visit_write = 16 * 4 + 8;
+  const int64_t read = 2 * 100 * per_row_visit_read + 2 * 50 * 16 * 2 + 100 * 8;
+  const int64_t write = 100 * 16 * 4 + 100 * 8 + 2 * 100 * per_row_visit_write + 100 * 4;
+  EXPECT_EQ(t.read_bytes, 6 * read);
+  EXPECT_EQ(t.write_bytes, 6 * write);
+}
+
+TEST(Traffic, DefaultsAndFamiliesSharingTheFa2Formula) {
+  const AttnProblem p = shape(1000, 1000, 128, true, DType::bf16);
+  EXPECT_EQ(traffic_model(Family::fa2, p, {}).total(), traffic_model(Family::fa2, p, {64, 64, 0, 0}).total());
+  EXPECT_EQ(traffic_model(Family::fa1, p, {}).total(), traffic_model(Family::fa1, p, {64, 64, 0, 0}).total());
+  EXPECT_EQ(traffic_model(Family::fa3, p, {}).total(), traffic_model(Family::fa2, p, {128, 128, 0, 0}).total());
+  EXPECT_EQ(traffic_model(Family::cudnn, p, {}).total(), traffic_model(Family::fa2, p, {128, 128, 0, 0}).total());
+  EXPECT_EQ(traffic_model(Family::fa3, p, {128, 64, 2, 0}).total(), traffic_model(Family::fa2, p, {128, 64, 0, 0}).total());
+}
+
+TEST(Traffic, ScalingLaws) {
+  // Standard: the N^2 terms dominate, so doubling N nearly quadruples traffic.
+  const double s1 = double(traffic_model(Family::standard, shape(4096, 4096, 64, false, DType::bf16), {}).total());
+  const double s2 = double(traffic_model(Family::standard, shape(8192, 8192, 64, false, DType::bf16), {}).total());
+  EXPECT_NEAR(s2 / s1, 4.0, 0.1);
+  // FA2: K/V re-read N / B_r times, so a taller Q tile halves it; causal about halves it.
+  const AttnProblem p = shape(8192, 8192, 128, false, DType::bf16);
+  const double a = double(traffic_model(Family::fa2, p, {64, 64, 0, 0}).read_bytes);
+  const double b = double(traffic_model(Family::fa2, p, {128, 64, 0, 0}).read_bytes);
+  EXPECT_NEAR(a / b, 2.0, 0.05);
+  AttnProblem c = p;
+  c.causal = true;
+  EXPECT_NEAR(double(traffic_model(Family::fa2, c, {128, 64, 0, 0}).read_bytes) / b, 0.5, 0.02);
+  // FA1 moves more than FA2 (O, l, m round trips: Theta(N^2 d / B_c)). It beats
+  // standard only when B_c is large against d (the paper's Theta(N^2 d^2 / M)):
+  // at d 128 with 64-wide blocks its float32 O round trips exceed standard's S and P.
+  const double f1 = double(traffic_model(Family::fa1, p, {64, 64, 0, 0}).total());
+  EXPECT_GT(f1, double(traffic_model(Family::fa2, p, {64, 64, 0, 0}).total()));
+  EXPECT_GT(f1, double(traffic_model(Family::standard, p, {}).total()));
+  const AttnProblem q = shape(8192, 8192, 64, false, DType::bf16);
+  EXPECT_LT(double(traffic_model(Family::fa1, q, {128, 128, 0, 0}).total()),
+            double(traffic_model(Family::standard, q, {}).total()));
+}
+
+}  // namespace
+}  // namespace fa
