@@ -1,0 +1,53 @@
+// Compile-time shape of one fa3 instantiation: warpgroup roles, shared-memory
+// layout, register split. Everything the kernel derives from the template
+// arguments lives here, checked by static_asserts.
+#pragma once
+#include <cstdint>
+
+#include "common/sm90/tma.cuh"
+
+namespace fa::fa3 {
+
+template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
+struct Config {
+  static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
+
+  // One producer warpgroup, then one consumer warpgroup per 64 query rows
+  // (a wgmma is m64: each consumer owns 64 rows of the Q tile).
+  static constexpr int kConsumerWGs = BlockM / 64;
+  static constexpr int kThreads = 128 * (kConsumerWGs + 1);
+  static constexpr int kConsumerWarps = 4 * kConsumerWGs;
+  static_assert(BlockM % 64 == 0 && kConsumerWGs >= 1 && kConsumerWGs <= 3, "block_m: 64, 128 or 192");
+  static_assert(Warps * 32 == kThreads, "warps must be 4 * (block_m / 64 + 1): a producer warpgroup + consumers");
+  static_assert(BlockN % 16 == 0 && BlockN >= 16 && BlockN <= 256, "block_n: multiple of 16 up to 256 (wgmma n)");
+  static_assert(HeadDim % 64 == 0 && HeadDim <= 256, "head_dim: 64, 128 or 256");
+  static_assert(Stages >= 1 && Stages <= 4, "stages: 1..4");
+
+  // Tiles are stored as head_dim / 64 panels of [rows][64] elements (128 B
+  // rows, 128B swizzle); a panel is what one TMA box and one wgmma descriptor
+  // cover along head_dim.
+  static constexpr int kPanels = HeadDim / sm90::kPanelElems;
+  static constexpr int kQPanelBytes = BlockM * sm90::kPanelBytes;
+  static constexpr int kKVPanelBytes = BlockN * sm90::kPanelBytes;
+  static constexpr int kQBytes = kPanels * kQPanelBytes;
+  static constexpr int kKVBytes = kPanels * kKVPanelBytes;  // one K or one V stage
+  static_assert(kKVPanelBytes % 1024 == 0 && kQPanelBytes % 1024 == 0, "panels must keep 1024-B swizzle atoms aligned");
+
+  // Shared memory: Q | K ring | V ring | mbarriers.
+  static constexpr int kOffQ = 0;
+  static constexpr int kOffK = kOffQ + kQBytes;
+  static constexpr int kOffV = kOffK + Stages * kKVBytes;
+  static constexpr int kOffBar = kOffV + Stages * kKVBytes;
+  // full_q, empty_q, then per stage full_k, empty_k, full_v, empty_v.
+  static constexpr int kNumBars = 2 + 4 * Stages;
+  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
+  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit the 227 KiB of shared memory per block");
+
+  // Register split after setmaxnreg (65536 per SM, one block per SM): the
+  // producer only issues TMA, the consumers hold S, P and O.
+  static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
+  static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : (kConsumerWGs == 2 ? 240 : 240);
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+};
+
+}  // namespace fa::fa3

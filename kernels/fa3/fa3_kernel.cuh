@@ -1,0 +1,210 @@
+// The FA3 forward kernel (sm_90a): one producer warpgroup feeding a K/V ring
+// through TMA, and BlockM / 64 consumer warpgroups running wgmma and the online
+// softmax. Persistent: each block walks a static list of (m_block, head, batch)
+// tiles. docs/FA3.md draws the roles, barriers and pipeline.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common/sm90/arch.cuh"
+#include "common/sm90/barrier.cuh"
+#include "common/sm90/regs.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/wgmma.cuh"
+#include "fa3/fa3_args.cuh"
+#include "fa3/fa3_config.cuh"
+#include "fa3/fa3_softmax.cuh"
+
+namespace fa::fa3 {
+
+// Shared-memory views of one block: tiles and mbarriers at Config's offsets.
+template <typename Cfg>
+struct Smem {
+  uint8_t* base;
+  __device__ uint8_t* q() const { return base + Cfg::kOffQ; }
+  __device__ uint8_t* k(int stage) const { return base + Cfg::kOffK + stage * Cfg::kKVBytes; }
+  __device__ uint8_t* v(int stage) const { return base + Cfg::kOffV + stage * Cfg::kKVBytes; }
+  __device__ sm90::MBarrier* bars() const { return reinterpret_cast<sm90::MBarrier*>(base + Cfg::kOffBar); }
+  __device__ sm90::MBarrier& full_q() const { return bars()[0]; }   // Q landed
+  __device__ sm90::MBarrier& empty_q() const { return bars()[1]; }  // every consumer is done with Q
+  __device__ sm90::MBarrier& full_k(int s) const { return bars()[2 + 4 * s]; }
+  __device__ sm90::MBarrier& empty_k(int s) const { return bars()[3 + 4 * s]; }
+  __device__ sm90::MBarrier& full_v(int s) const { return bars()[4 + 4 * s]; }
+  __device__ sm90::MBarrier& empty_v(int s) const { return bars()[5 + 4 * s]; }
+};
+
+// Position in the K/V ring: which stage, and the parity of its current lap.
+template <int Stages>
+struct RingPos {
+  uint32_t count = 0;
+  __device__ int stage() const { return count % Stages; }
+  __device__ uint32_t parity() const { return (count / Stages) & 1; }
+};
+
+template <typename Elem, typename Cfg>
+struct Fa3Fwd {
+  static constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, HD = Cfg::kHeadDim;
+  static constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
+
+  // Producer: one thread issues every TMA load. Q once per tile, then K and V
+  // per block into the ring, each stage reused once the consumers release it.
+  static __device__ __forceinline__ void producer(const Args& a, const Smem<Cfg>& sm) {
+    RingPos<Cfg::kStages> ring;
+    uint32_t q_count = 0;
+    const int group = a.heads / a.heads_kv;
+    for (int idx = blockIdx.x; idx < a.num_tiles; idx += gridDim.x) {
+      const TileCoord tc = tile_at(idx, a);
+      const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
+      if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
+      sm.empty_q().wait((q_count & 1) ^ 1);
+      sm.full_q().arrive_expect_tx(Cfg::kQBytes);
+      for (int p = 0; p < Cfg::kPanels; ++p)
+        sm90::tma_load_4d(sm.q() + p * Cfg::kQPanelBytes, &a.tma_q, &sm.full_q().word, p * 64, tc.m_block * BM,
+                          tc.head, tc.batch);
+      const int kv_head = tc.head / group;
+      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
+        const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
+        const int s = ring.stage();
+        sm.empty_k(s).wait(ring.parity() ^ 1);
+        sm.full_k(s).arrive_expect_tx(Cfg::kKVBytes);
+        for (int p = 0; p < Cfg::kPanels; ++p)
+          sm90::tma_load_4d(sm.k(s) + p * Cfg::kKVPanelBytes, &a.tma_k, &sm.full_k(s).word, p * 64, n * BN,
+                            kv_head, tc.batch);
+        sm.empty_v(s).wait(ring.parity() ^ 1);
+        sm.full_v(s).arrive_expect_tx(Cfg::kKVBytes);
+        for (int p = 0; p < Cfg::kPanels; ++p)
+          sm90::tma_load_4d(sm.v(s) + p * Cfg::kKVPanelBytes, &a.tma_v, &sm.full_v(s).word, p * 64, n * BN,
+                            kv_head, tc.batch);
+      }
+      ++q_count;
+    }
+  }
+
+  // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile.
+  static __device__ __forceinline__ void consumer(const Args& a, const Smem<Cfg>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    // Descriptor bases; k-steps add byte offsets (>> 4) to the address field.
+    const uint64_t desc_q = sm90::smem_desc_sw128(sm.q() + c * 64 * sm90::kPanelBytes, 16, 1024);
+    RingPos<Cfg::kStages> ring;
+    uint32_t q_count = 0;
+    for (int idx = blockIdx.x; idx < a.num_tiles; idx += gridDim.x) {
+      const TileCoord tc = tile_at(idx, a);
+      const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
+      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+      float o[HD / 2];
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      RowState st;
+      if (n_blocks > 0) sm.full_q().wait(q_count & 1);
+      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
+        const int n = n_blocks - 1 - i;
+        const int s = ring.stage();
+        sm.full_k(s).wait(ring.parity());
+
+        // S = Q K^T  (both operands K-major in shared memory)
+        float sc[BN / 2];
+        const uint64_t desc_k = sm90::smem_desc_sw128(sm.k(s), 16, 1024);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < HD / 16; ++k) {
+          const uint64_t off_q = uint64_t((k / 4) * Cfg::kQPanelBytes + (k % 4) * 32) >> 4;
+          const uint64_t off_k = uint64_t((k / 4) * Cfg::kKVPanelBytes + (k % 4) * 32) >> 4;
+          sm90::WgmmaOp<BN>::template ss<kBf16, 0>(sc, desc_q + off_q, desc_k + off_k, k > 0);
+        }
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(sc);
+        if (lane == 0) {
+          sm.empty_k(s).arrive();
+          if (i == n_blocks - 1) sm.empty_q().arrive();
+        }
+
+        if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
+          apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        online_softmax<BN, HD>(sc, o, st, a.softmax_scale_log2);
+        uint32_t p[BN / 16][4];
+        p_to_a_fragments<Elem, BN>(sc, p);
+
+        // O += P V  (P from registers; V is MN-major: head_dim contiguous)
+        sm.full_v(s).wait(ring.parity());
+        const uint64_t desc_v = sm90::smem_desc_sw128(sm.v(s), Cfg::kKVPanelBytes, 1024);
+        sm90::fence_regs(o);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BN / 16; ++k)
+          sm90::WgmmaOp<HD>::template rs<kBf16, 1>(o, p[k], desc_v + (uint64_t(k * 16 * sm90::kPanelBytes) >> 4), 1);
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        if (lane == 0) sm.empty_v(s).arrive();
+      }
+      if (n_blocks > 0) ++q_count;
+      store_tile(a, tc, o, st, row0, t);
+    }
+  }
+
+  // O = O / l in the output dtype, LSE = m * scale + ln(l); a row that saw no
+  // key gets O = 0 and LSE = -inf. Rows past seqlen_q are not written.
+  static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
+                                                    const RowState& st, int row0, int t) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row0 + 8 * r;
+      const float l = quad_sum(st.l[r]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      if (row >= a.seqlen_q) continue;
+      Elem* out = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
+                  tc.head * a.o_head_stride;
+#pragma unroll
+      for (int j = 0; j < HD / 8; ++j)
+        *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * t) =
+            pack2<Elem>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      if (t == 0)
+        a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
+            l > 0.f ? st.m[r] * a.softmax_scale + logf(l) : -INFINITY;
+    }
+  }
+};
+
+template <typename Elem, typename Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) fa3_fwd_kernel(const __grid_constant__ Args args) {
+#if FA_SM90A_ENABLED
+  extern __shared__ uint8_t smem_raw[];
+  // Swizzle atoms need 1024-byte alignment; dynamic shared memory only promises 16.
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const Smem<Cfg> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    sm.full_q().init(1);
+    sm.empty_q().init(Cfg::kConsumerWarps);
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm.full_k(s).init(1);
+      sm.empty_k(s).init(Cfg::kConsumerWarps);
+      sm.full_v(s).init(1);
+      sm.empty_v(s).init(Cfg::kConsumerWarps);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer warpgroup
+    sm90::regs_release<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      sm90::tma_prefetch_map(&args.tma_q);
+      sm90::tma_prefetch_map(&args.tma_k);
+      sm90::tma_prefetch_map(&args.tma_v);
+      Fa3Fwd<Elem, Cfg>::producer(args, sm);
+    }
+  } else {  // consumer warpgroups
+    sm90::regs_acquire<Cfg::kConsumerRegs>();
+    Fa3Fwd<Elem, Cfg>::consumer(args, sm, wg - 1);
+  }
+#endif
+}
+
+}  // namespace fa::fa3

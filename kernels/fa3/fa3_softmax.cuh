@@ -1,0 +1,109 @@
+// Online softmax on wgmma accumulator fragments (layout: see sm90/wgmma.cuh).
+// Each thread holds two rows (g and g + 8 of its warp's 16) and, per row, 2
+// columns of every 8-column block; a row is spread over the 4 threads of a quad,
+// so row reductions are two xor-shuffles.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace fa::fa3 {
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));  // exp2(-inf) = +0
+  return y;
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Set S to -inf where key col may not be seen by the row: col >= seqlen_k, or
+// (causal) col > row + seqlen_k - seqlen_q. col_base = first key of the block.
+template <int BlockN>
+__device__ __forceinline__ void apply_mask(float (&s)[BlockN / 2], int col_base, int row0, int seqlen_q,
+                                           int seqlen_k, bool causal) {
+  const int t = threadIdx.x % 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row0 + 8 * r;
+    const int limit = causal ? min(seqlen_k, row + seqlen_k - seqlen_q + 1) : seqlen_k;  // first hidden col
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (col_base + 8 * j + 2 * t + e >= limit) s[4 * j + 2 * r + e] = -INFINITY;
+  }
+}
+
+// Running row state: max m (raw score units) and this thread's partial sum l
+// of exp2(scale_log2 * (s - m)); l is reduced over the quad once, at the end.
+struct RowState {
+  float m[2] = {-INFINITY, -INFINITY};
+  float l[2] = {0.f, 0.f};
+};
+
+// One K/V block: new row max, rescale O and l by exp(m_old - m_new), and turn
+// S into P = exp(scale * (S - m_new)) in place. A row that has seen no key yet
+// (max -inf) uses 0 as its max so exp gives 0, not NaN.
+template <int BlockN, int HeadDim>
+__device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], float (&o)[HeadDim / 2], RowState& st,
+                                               float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = st.m[r];
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    mx = quad_max(mx);
+    const float m_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
+    const float alpha = fast_exp2(st.m[r] * scale_log2 - m_scaled);
+    st.m[r] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[4 * j + 2 * r + e];
+        x = fast_exp2(fmaf(x, scale_log2, -m_scaled));
+        sum += x;
+      }
+    st.l[r] = st.l[r] * alpha + sum;
+#pragma unroll
+    for (int j = 0; j < HeadDim / 8; ++j) {
+      o[4 * j + 2 * r] *= alpha;
+      o[4 * j + 2 * r + 1] *= alpha;
+    }
+  }
+}
+
+template <typename Elem>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  uint32_t u;
+  if constexpr (sizeof(Elem) == 2 && std::is_same_v<Elem, __nv_bfloat16>) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    u = *reinterpret_cast<uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    u = *reinterpret_cast<uint32_t*>(&v);
+  }
+  return u;
+}
+
+// P (float accumulator layout) -> the A operand of the k16 steps of O += P V.
+template <typename Elem, int BlockN>
+__device__ __forceinline__ void p_to_a_fragments(const float (&s)[BlockN / 2], uint32_t (&a)[BlockN / 16][4]) {
+#pragma unroll
+  for (int k = 0; k < BlockN / 16; ++k)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a[k][i] = pack2<Elem>(s[8 * k + 2 * i], s[8 * k + 2 * i + 1]);
+}
+
+}  // namespace fa::fa3

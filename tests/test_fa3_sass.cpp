@@ -1,0 +1,172 @@
+// The fa3 kernels, as compiled into libfa_gpu.a, run on the Hopper tensor-core
+// path (HGMMA in the SASS of every fa3 kernel) and keep everything in registers
+// (no stack frame, no local memory, no LDL/STL). Needs no GPU: it reads the
+// library with cuobjdump.
+//
+// cuobjdump is looked up on PATH, in /usr/local/cuda/bin, and in the PyPI
+// packages nvidia-cuda-cuobjdump + nvidia-cuda-nvdisasm (--dump-sass needs
+// nvdisasm beside it):  python3 -m pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+// Skips (with the reason) when the build has no CUDA, no fa3 instantiation, or
+// no cuobjdump.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/gpu_entry.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs a shell command, returns its stdout (empty on failure to start).
+std::string run_capture(const std::string& cmd, int* status = nullptr) {
+  std::string out;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const int st = pclose(f);
+  if (status) *status = st;
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// The directory holding a usable cuobjdump, or "" when none is found.
+std::string find_cuobjdump_dir() {
+  const std::string on_path = trim(run_capture("command -v cuobjdump 2>/dev/null"));
+  if (!on_path.empty()) return fs::path(on_path).parent_path().string();
+  if (fs::exists("/usr/local/cuda/bin/cuobjdump")) return "/usr/local/cuda/bin";
+  const std::string purelib =
+      trim(run_capture("python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])' 2>/dev/null"));
+  if (!purelib.empty())
+    for (const char* cu : {"cu13", "cu12"}) {
+      const fs::path p = fs::path(purelib) / "nvidia" / cu / "bin";
+      if (fs::exists(p / "cuobjdump")) return p.string();
+    }
+  return "";
+}
+
+// libfa_gpu.a sits in the build directory, which is where fa-bench goes too.
+fs::path gpu_library() { return fs::path(FA_BENCH_EXE).parent_path() / "libfa_gpu.a"; }
+
+struct KernelSass {
+  int hgmma = 0, local_ops = 0;
+};
+
+// SASS per sm_90a function: counts of HGMMA and of local-memory loads/stores.
+// Other architectures (FA_BENCH_EXTRA_ARCHS) hold fa3's empty-bodied stand-ins
+// and are left out.
+std::map<std::string, KernelSass> parse_sass(const std::string& sass) {
+  std::map<std::string, KernelSass> out;
+  KernelSass* cur = nullptr;
+  bool sm90a = false;
+  size_t pos = 0;
+  while (pos < sass.size()) {
+    size_t eol = sass.find('\n', pos);
+    if (eol == std::string::npos) eol = sass.size();
+    const std::string_view line(sass.data() + pos, eol - pos);
+    pos = eol + 1;
+    if (line.find("code for sm_") != std::string_view::npos) {
+      sm90a = line.find("code for sm_90a") != std::string_view::npos;
+      cur = nullptr;
+      continue;
+    }
+    const size_t f = line.find("Function : ");
+    if (f != std::string_view::npos) {
+      cur = sm90a ? &out[std::string(line.substr(f + 11))] : nullptr;
+      continue;
+    }
+    if (!cur) continue;
+    if (line.find("HGMMA") != std::string_view::npos) ++cur->hgmma;
+    if (line.find(" LDL") != std::string_view::npos || line.find(" STL") != std::string_view::npos)
+      ++cur->local_ops;
+  }
+  return out;
+}
+
+bool is_fa3_kernel(const std::string& mangled) { return mangled.find("fa3_fwd_kernel") != std::string::npos; }
+
+class Fa3Sass : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef FA_BENCH_HAVE_CUDA
+    GTEST_SKIP() << "built without CUDA (FA_BENCH_CUDA=OFF)";
+#else
+    int fa3 = 0;
+    for (const auto& e : fa::gpu_kernel_entries()) fa3 += std::string(e.family) == "fa3";
+    if (fa3 == 0) GTEST_SKIP() << "no fa3 instantiation in this build (FA_BENCH_FAMILIES)";
+    expected_ = fa3;
+    lib_ = gpu_library();
+    ASSERT_TRUE(fs::exists(lib_)) << "fa3 entries are linked but " << lib_ << " is missing";
+    dir_ = find_cuobjdump_dir();
+    if (dir_.empty())
+      GTEST_SKIP() << "no cuobjdump (PATH, /usr/local/cuda/bin, or: python3 -m pip install "
+                      "nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)";
+#endif
+  }
+  std::string cuobjdump(const std::string& args) {
+    // nvdisasm (needed by --dump-sass) is looked up on PATH: put cuobjdump's directory first.
+    int status = 0;
+    std::string out = run_capture("PATH='" + dir_ + "':\"$PATH\" cuobjdump " + args + " '" + lib_.string() +
+                                      "' 2>&1",
+                                  &status);
+    EXPECT_EQ(status, 0) << "cuobjdump " << args << " failed:\n" << out.substr(0, 2000);
+    return out;
+  }
+  int expected_ = 0;
+  fs::path lib_;
+  std::string dir_;
+};
+
+TEST_F(Fa3Sass, EveryKernelUsesHgmmaAndNoLocalMemory) {
+  const auto kernels = parse_sass(cuobjdump("--dump-sass"));
+  int fa3 = 0;
+  for (const auto& [name, k] : kernels) {
+    if (!is_fa3_kernel(name)) continue;
+    ++fa3;
+    EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA (not on the wgmma path; built without sm_90a?)";
+    EXPECT_EQ(k.local_ops, 0) << name << ": " << k.local_ops << " LDL/STL (register spill or local array)";
+  }
+  // At least one sm_90a kernel per instantiation.
+  EXPECT_GE(fa3, expected_) << "fewer fa3 kernels in the SASS than fa3 entries in the registry";
+}
+
+TEST_F(Fa3Sass, NoStackOrLocalBytes) {
+  const std::string usage = cuobjdump("-res-usage");
+  int fa3 = 0;
+  std::string current;
+  bool sm90a = false;
+  size_t pos = 0;
+  while (pos < usage.size()) {
+    size_t eol = usage.find('\n', pos);
+    if (eol == std::string::npos) eol = usage.size();
+    const std::string line = usage.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.find("arch = sm_") != std::string::npos) {
+      sm90a = line.find("arch = sm_90a") != std::string::npos;
+      continue;
+    }
+    const size_t f = line.find("Function ");
+    if (f != std::string::npos) {
+      current = line.substr(f + 9);
+      continue;
+    }
+    if (!sm90a || !is_fa3_kernel(current) || line.find("REG:") == std::string::npos) continue;
+    ++fa3;
+    EXPECT_NE(line.find("STACK:0 "), std::string::npos) << current << ": " << line;
+    EXPECT_NE(line.find("LOCAL:0 "), std::string::npos) << current << ": " << line;
+    current.clear();
+  }
+  EXPECT_GE(fa3, expected_) << "no resource usage found for the fa3 kernels";
+}
+
+}  // namespace
