@@ -1,0 +1,243 @@
+// FlashAttention (Dao et al. 2022) forward, the paper's Algorithm 1, with the
+// same warp-level tensor-core GEMMs as fa2 (mma.sync m16n8k16):
+//
+//   one CTA per (batch, head); O (float32), l, m live in HBM (p.workspace)
+//   for each K/V block j:                      (outer loop; K_j, V_j kept in smem)
+//     for each Q block i that sees block j:    (inner loop; Q_i double-buffered)
+//       load Q_i, O_i, l_i, m_i from HBM
+//       S = Q_i K_j^T; m~ = rowmax S; P~ = exp(S - m~); l~ = rowsum P~
+//       m_new = max(m_i, m~); l_new = e^(m_i - m_new) l_i + e^(m~ - m_new) l~
+//       O_i = (l_i e^(m_i - m_new) O_i + e^(m~ - m_new) P~ V_j) / l_new
+//       write O_i, l_new, m_new to HBM
+//   last pass: O in the problem's dtype and LSE = m + log l.
+//
+// Causal: (i, j) pairs with no visible key are skipped. Parallel over batch*heads
+// only: with few heads most SMs idle, which is what FA2 fixed.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/attn_params.h"
+#include "common/convert.cuh"
+#include "common/cuda_check.cuh"
+#include "common/mask.cuh"
+#include "common/mma_sm80.cuh"
+#include "common/shape_checks.cuh"
+#include "common/softmax.cuh"
+#include "common/warp_mma.cuh"
+
+namespace fa {
+
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps>
+struct Fa1Traits {
+  static constexpr int kThreads = Warps * 32;
+  static constexpr int kMTiles = BlockM / (16 * Warps);
+  static constexpr int kNTiles = BlockN / 8;
+  static constexpr int kDTiles = HeadDim / 8;
+  static constexpr int kQElems = BlockM * HeadDim;
+  static constexpr int kKVElems = BlockN * HeadDim;
+  // K_j, V_j and two Q_i buffers (the next Q block loads while this one computes).
+  static constexpr int kSmemBytes = int((2 * kQElems + 2 * kKVElems) * sizeof(Elem));
+  static_assert(BlockM % (16 * Warps) == 0, "each warp owns whole 16-row m-tiles");
+  static_assert(BlockN % 16 == 0 && HeadDim % 64 == 0, "tiles are multiples of the mma shape");
+  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
+};
+
+// Workspace: O float32 [batch*heads, seqlen_q, head_dim], then m and l [batch*heads, seqlen_q].
+inline int64_t fa1_workspace_bytes(const AttnParams& p) {
+  return int64_t(p.batch) * p.heads * p.seqlen_q * (p.head_dim + 2) * int64_t(sizeof(float));
+}
+
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps>
+__global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p) {
+  using T = Fa1Traits<Elem, HeadDim, BlockM, BlockN, Warps>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  Elem* sK = reinterpret_cast<Elem*>(smem_raw);
+  Elem* sV = sK + T::kKVElems;
+  Elem* sQ = sV + T::kKVElems;  // two buffers
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int bh = blockIdx.x;
+  const int b = bh / p.heads, h = bh % p.heads, hk = h / (p.heads / p.heads_kv);
+  const int sq = p.seqlen_q, sk = p.seqlen_k;
+
+  const Elem* gQ = static_cast<const Elem*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride;
+  const Elem* gK = static_cast<const Elem*>(p.k) + b * p.k_batch_stride + hk * p.k_head_stride;
+  const Elem* gV = static_cast<const Elem*>(p.v) + b * p.v_batch_stride + hk * p.v_head_stride;
+  Elem* gO = static_cast<Elem*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+  float* wO = static_cast<float*>(p.workspace) + int64_t(bh) * sq * HeadDim;
+  float* wM = static_cast<float*>(p.workspace) + int64_t(p.batch) * p.heads * sq * HeadDim +
+              int64_t(bh) * sq;
+  float* wL = wM + int64_t(p.batch) * p.heads * sq;
+  float* gLse = p.lse + int64_t(bh) * sq;
+
+  const KeyRange kr{sq, sk, p.causal};
+  const int m_blocks = (sq + BlockM - 1) / BlockM;
+  const int n_blocks = (sk + BlockN - 1) / BlockN;
+  const int warp_row0 = warp * 16 * T::kMTiles;
+  const uint32_t k_base = k_lane_base<HeadDim>(sK, lane);
+  const uint32_t v_base = v_lane_base<HeadDim>(sV, lane);
+  const uint32_t q_base = q_lane_base<HeadDim>(sQ, warp_row0, lane);
+
+  auto load_q = [&](int i, int buf) {
+    load_tile_async<BlockM, HeadDim, T::kThreads>(sQ + buf * T::kQElems,
+                                                  gQ + int64_t(i) * BlockM * p.q_row_stride,
+                                                  p.q_row_stride, sq - i * BlockM, tid);
+  };
+  // The first Q block that sees key j*BlockN (causal: rows before it see none of block j).
+  auto first_q_block = [&](int j) {
+    if (!p.causal) return 0;
+    const int first_row = j * BlockN - (sk - sq);  // key_end(row) > j*BlockN from here on
+    return first_row <= 0 ? 0 : first_row / BlockM;
+  };
+
+  for (int j = 0; j < n_blocks; ++j) {
+    const int i_begin = first_q_block(j);
+    __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
+    load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
+                                                  p.k_row_stride, sk - j * BlockN, tid);
+    load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
+                                                  p.v_row_stride, sk - j * BlockN, tid);
+    if (i_begin < m_blocks) load_q(i_begin, 0);
+    cp_async_commit();
+    // Block j needs a mask on its ragged tail, or where some row of a Q block does not see all of it.
+    const bool tail = (j + 1) * BlockN > sk;
+
+    for (int i = i_begin; i < m_blocks; ++i) {
+      const int buf = (i - i_begin) & 1;
+      cp_async_wait<0>();
+      __syncthreads();  // Q_i has landed; every warp is done with Q_{i-1}'s buffer
+      if (i + 1 < m_blocks) load_q(i + 1, buf ^ 1);
+      cp_async_commit();
+
+      // Load O_i, m_i, l_i (the first K/V block starts them at 0, -inf, 0).
+      float acc_o[T::kMTiles][T::kDTiles][4];
+      float m_old[2 * T::kMTiles], l_old[2 * T::kMTiles];
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = i * BlockM + warp_row0 + mt * 16 + g + half * 8;
+          const bool in = row < sq && j > 0;
+          m_old[2 * mt + half] = in ? wM[row] : -INFINITY;
+          l_old[2 * mt + half] = in ? wL[row] : 0.f;
+#pragma unroll
+          for (int dt = 0; dt < T::kDTiles; ++dt) {
+            float2 v = in ? *reinterpret_cast<const float2*>(wO + int64_t(row) * HeadDim +
+                                                             dt * 8 + 2 * t)
+                          : make_float2(0.f, 0.f);
+            acc_o[mt][dt][2 * half] = v.x;
+            acc_o[mt][dt][2 * half + 1] = v.y;
+          }
+        }
+      }
+
+      float acc_s[T::kMTiles][T::kNTiles][4];
+      zero(acc_s);
+      warp_qk<Elem, HeadDim>(acc_s, q_base + buf * T::kQElems * 2, k_base);  // S = Q_i K_j^T
+      const int row0 = i * BlockM + warp_row0;
+      if (tail || (p.causal && kr.key_end(row0) < (j + 1) * BlockN))
+        mask_scores(acc_s, kr, row0, j * BlockN, lane);
+
+      // The paper's update, in exp2 with the scale folded in. O_i is kept
+      // normalised in HBM, so it is scaled back by l_i before P~ V_j is added.
+      float inv_l_new[2 * T::kMTiles];
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = 2 * mt + half;
+          float mx = m_old[r];
+#pragma unroll
+          for (int nt = 0; nt < T::kNTiles; ++nt)
+            mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]));
+          mx = quad_max(mx);
+          const float offset = safe_offset(mx, p.softmax_scale_log2);
+          float sum = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < T::kNTiles; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float pv = exp2f(fmaf(acc_s[mt][nt][2 * half + e], p.softmax_scale_log2, -offset));
+              acc_s[mt][nt][2 * half + e] = pv;
+              sum += pv;
+            }
+          }
+          // l_i e^(m_i - m_new); 0 for a row that has seen nothing (avoids 0 * inf).
+          const float old_weight =
+              m_old[r] == -INFINITY ? 0.f
+                                    : l_old[r] * exp2f(m_old[r] * p.softmax_scale_log2 - offset);
+          const float l_new = old_weight + quad_sum(sum);
+          inv_l_new[r] = l_new > 0.f ? 1.f / l_new : 0.f;
+#pragma unroll
+          for (int dt = 0; dt < T::kDTiles; ++dt) {
+            acc_o[mt][dt][2 * half] *= old_weight;
+            acc_o[mt][dt][2 * half + 1] *= old_weight;
+          }
+          m_old[r] = mx;
+          l_old[r] = l_new;
+        }
+      }
+
+      warp_pv<Elem, HeadDim>(acc_o, acc_s, v_base);  // O_i += P~ V_j
+
+      // Write O_i (normalised), m, l back to HBM.
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = 2 * mt + half;
+          const int row = i * BlockM + warp_row0 + mt * 16 + g + half * 8;
+          if (row >= sq) continue;
+          if (t == 0) {
+            wM[row] = m_old[r];
+            wL[row] = l_old[r];
+          }
+#pragma unroll
+          for (int dt = 0; dt < T::kDTiles; ++dt)
+            *reinterpret_cast<float2*>(wO + int64_t(row) * HeadDim + dt * 8 + 2 * t) =
+                make_float2(acc_o[mt][dt][2 * half] * inv_l_new[r],
+                            acc_o[mt][dt][2 * half + 1] * inv_l_new[r]);
+        }
+      }
+    }
+  }
+
+  // Last pass: O to the dtype, LSE = m * scale + ln l. Rows that see no key (causal,
+  // seqlen_q > seqlen_k) were never written: O = 0, LSE = -inf.
+  __syncthreads();  // this block's workspace writes are visible to all its threads
+  for (int idx = tid; idx < sq * (HeadDim / 4); idx += T::kThreads) {
+    const int row = idx / (HeadDim / 4), col = (idx % (HeadDim / 4)) * 4;
+    const bool sees = kr.key_end(row) > 0;
+    float4 v = sees ? *reinterpret_cast<const float4*>(wO + int64_t(row) * HeadDim + col)
+                    : make_float4(0.f, 0.f, 0.f, 0.f);
+    uint2 packed{pack2<Elem>(v.x, v.y), pack2<Elem>(v.z, v.w)};
+    *reinterpret_cast<uint2*>(gO + int64_t(row) * p.o_row_stride + col) = packed;
+  }
+  for (int row = tid; row < sq; row += T::kThreads) {
+    const float l = wL[row];
+    gLse[row] = (kr.key_end(row) > 0 && l > 0.f) ? wM[row] * p.softmax_scale + logf(l) : -INFINITY;
+  }
+}
+
+// Stages is unused (the loop order fixes the buffering: K_j/V_j once, Q_i double).
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
+struct Fa1Kernel {
+  using T = Fa1Traits<Elem, HeadDim, BlockM, BlockN, Warps>;
+  static int64_t workspace_bytes(const AttnParams& p) { return fa1_workspace_bytes(p); }
+  static const char* unsupported(const AttnParams& p) {
+    return tiled_kernel_unsupported(p, elem_type_of<Elem>(), HeadDim);
+  }
+  static int launch(const AttnParams& p, cudaStream_t stream) {
+    if (p.workspace == nullptr || p.workspace_bytes < fa1_workspace_bytes(p))
+      return int(cudaErrorInvalidValue);
+    auto kernel = fa1_fwd_kernel<Elem, HeadDim, BlockM, BlockN, Warps>;
+    FA_CUDA_RETURN_IF_ERROR(set_max_dynamic_smem(kernel, T::kSmemBytes));
+    kernel<<<p.batch * p.heads, T::kThreads, T::kSmemBytes, stream>>>(p);
+    return int(cudaGetLastError());
+  }
+};
+
+}  // namespace fa

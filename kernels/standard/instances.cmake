@@ -1,0 +1,3 @@
+# Standard attention: cuBLAS + a softmax kernel, any head_dim (0), no tile.
+fa_add_instances(FA_FAMILY_INSTANCES standard standard/standard.cuh fa::StandardKernel
+  bf16:0:0:0:0:0 fp16:0:0:0:0:0)
