@@ -1,0 +1,40 @@
+// The sweep loop: per point, inputs once, reference once, then per kernel:
+// supports? -> workspace -> poison -> run -> compare -> (only if it passes) time.
+// Every outcome is a Result row handed to on_row as soon as it exists.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "core/result.h"
+#include "measure/executor.h"
+#include "sweep/config.h"
+#include "sweep/plan.h"
+
+namespace fa {
+
+struct RunnerHooks {
+  std::function<void(const Result&)> on_row;
+  // Before each row starts: rows done so far, rows in total, what runs now.
+  std::function<void(size_t done, size_t total, const std::string& what)> on_progress;
+  std::function<bool()> stop_requested;         // checked between rows (SIGINT)
+  std::function<void(const std::string&)> note;  // one-off warnings for stderr
+};
+
+enum class SweepEnd { complete, interrupted, sticky_error };
+
+struct SweepOutcome {
+  SweepEnd end = SweepEnd::complete;
+  std::string why;      // for sticky_error: the kernel and the error
+  size_t new_rows = 0;  // rows produced by this run
+  size_t skipped = 0;   // rows already in `done` (resume)
+};
+
+// `done` holds Result::key()s of rows to skip (from --resume).
+// `matmul_ceiling_tflops` 0 leaves matmul_fraction at 0.
+SweepOutcome run_sweep(const SweepPlan&, const SweepConfig&, uint64_t seed, Executor&,
+                       double matmul_ceiling_tflops, const std::set<std::string>& done,
+                       const RunnerHooks&);
+
+}  // namespace fa
