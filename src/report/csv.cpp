@@ -1,0 +1,283 @@
+#include "report/csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace fa {
+
+namespace {
+
+// fmt's "{}" is the shortest text that reads back to the same double.
+std::string d2s(double v) { return fmt::format("{}", v); }
+
+double s2d(const std::string& s, const std::string& col) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);  // accepts nan / inf as written by fmt
+  if (s.empty() || end != s.c_str() + s.size())
+    throw UsageError(fmt::format("column '{}': '{}' is not a number", col, s));
+  return v;
+}
+int64_t s2i(const std::string& s, const std::string& col) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    throw UsageError(fmt::format("column '{}': '{}' is not an integer", col, s));
+  return v;
+}
+bool s2b(const std::string& s, const std::string& col) {
+  if (s == "true") return true;
+  if (s == "false") return false;
+  throw UsageError(fmt::format("column '{}': '{}' is not true/false", col, s));
+}
+
+struct Column {
+  std::string name;
+  std::function<std::string(const Result&)> get;
+  std::function<void(Result&, const std::string&)> set;  // called only for non-empty cells
+};
+
+TimingSummary& timing(Result& r) {
+  if (!r.timing) r.timing.emplace();
+  return *r.timing;
+}
+ErrorMetrics& errs(Result& r) {
+  if (!r.errors) r.errors.emplace();
+  return *r.errors;
+}
+Traffic& measured(Result& r) {
+  if (!r.traffic_measured) r.traffic_measured.emplace();
+  return *r.traffic_measured;
+}
+
+// Helpers to declare a column of an optional group in one line.
+#define FA_INT(NAME, EXPR)                                                   \
+  Column{NAME, [](const Result& r) { return std::to_string(EXPR); },       \
+         [](Result& r, const std::string& s) { EXPR = decltype(EXPR)(s2i(s, NAME)); }}
+#define FA_DBL(NAME, EXPR)                                                   \
+  Column{NAME, [](const Result& r) { return d2s(EXPR); },                  \
+         [](Result& r, const std::string& s) { EXPR = decltype(EXPR)(s2d(s, NAME)); }}
+#define FA_OPT_DBL(NAME, OPT, FIELD, GROUP)                                  \
+  Column{NAME, [](const Result& r) { return r.OPT ? d2s(r.OPT->FIELD) : std::string(); }, \
+         [](Result& r, const std::string& s) { GROUP(r).FIELD = s2d(s, NAME); }}
+#define FA_OPT_INT(NAME, OPT, FIELD, GROUP)                                  \
+  Column{NAME, [](const Result& r) { return r.OPT ? std::to_string(r.OPT->FIELD) : std::string(); }, \
+         [](Result& r, const std::string& s) { GROUP(r).FIELD = decltype(GROUP(r).FIELD)(s2i(s, NAME)); }}
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      Column{"kernel", [](const Result& r) { return r.kernel; },
+             [](Result& r, const std::string& s) { r.kernel = s; }},
+      Column{"family", [](const Result& r) { return std::string(to_string(r.family)); },
+             [](Result& r, const std::string& s) {
+               auto f = parse_family(s);
+               if (!f) throw UsageError(fmt::format("column 'family': unknown '{}'", s));
+               r.family = *f;
+             }},
+      Column{"backend", [](const Result& r) { return std::string(to_string(r.backend)); },
+             [](Result& r, const std::string& s) {
+               auto b = parse_backend(s);
+               if (!b) throw UsageError(fmt::format("column 'backend': unknown '{}'", s));
+               r.backend = *b;
+             }},
+      FA_INT("batch", r.problem.batch),
+      FA_INT("heads", r.problem.heads),
+      FA_INT("heads_kv", r.problem.heads_kv),
+      FA_INT("seqlen_q", r.problem.seqlen_q),
+      FA_INT("seqlen_k", r.problem.seqlen_k),
+      FA_INT("head_dim", r.problem.head_dim),
+      Column{"causal", [](const Result& r) { return std::string(r.problem.causal ? "true" : "false"); },
+             [](Result& r, const std::string& s) { r.problem.causal = s2b(s, "causal"); }},
+      Column{"dtype", [](const Result& r) { return std::string(to_string(r.problem.dtype)); },
+             [](Result& r, const std::string& s) {
+               auto d = parse_dtype(s);
+               if (!d) throw UsageError(fmt::format("column 'dtype': unknown '{}'", s));
+               r.problem.dtype = *d;
+             }},
+      FA_DBL("softmax_scale", r.problem.softmax_scale),
+      FA_INT("block_m", r.tile.block_m),
+      FA_INT("block_n", r.tile.block_n),
+      FA_INT("warps", r.tile.warps),
+      FA_INT("stages", r.tile.stages),
+      Column{"status", [](const Result& r) { return std::string(to_string(r.status)); },
+             [](Result& r, const std::string& s) {
+               auto st = parse_status(s);
+               if (!st) throw UsageError(fmt::format("column 'status': unknown '{}'", s));
+               r.status = *st;
+             }},
+      Column{"reason", [](const Result& r) { return r.reason; },
+             [](Result& r, const std::string& s) { r.reason = s; }},
+      FA_OPT_DBL("median_ms", timing, median_ms, timing),
+      FA_OPT_DBL("min_ms", timing, min_ms, timing),
+      FA_OPT_DBL("p10_ms", timing, p10_ms, timing),
+      FA_OPT_DBL("p90_ms", timing, p90_ms, timing),
+      FA_OPT_DBL("mean_ms", timing, mean_ms, timing),
+      FA_OPT_DBL("stddev_ms", timing, stddev_ms, timing),
+      FA_OPT_INT("samples", timing, samples, timing),
+      FA_OPT_DBL("noise", timing, noise, timing),
+      Column{"timing_method", [](const Result& r) { return r.timing ? r.timing->method : std::string(); },
+             [](Result& r, const std::string& s) { timing(r).method = s; }},
+      FA_DBL("tflops", r.tflops),
+      FA_DBL("matmul_fraction", r.matmul_fraction),
+      FA_INT("traffic_model_read_bytes", r.traffic_model.read_bytes),
+      FA_INT("traffic_model_write_bytes", r.traffic_model.write_bytes),
+      FA_DBL("model_bandwidth_gbps", r.model_bandwidth_gbps),
+      FA_OPT_INT("traffic_measured_read_bytes", traffic_measured, read_bytes, measured),
+      FA_OPT_INT("traffic_measured_write_bytes", traffic_measured, write_bytes, measured),
+      Column{"traffic_measured_source", [](const Result& r) { return r.traffic_measured_source; },
+             [](Result& r, const std::string& s) { r.traffic_measured_source = s; }},
+      FA_INT("peak_extra_bytes", r.peak_extra_bytes),
+      FA_OPT_DBL("o_max_abs", errors, o_max_abs, errs),
+      FA_OPT_DBL("o_max_rel", errors, o_max_rel, errs),
+      FA_OPT_DBL("o_rel_l2", errors, o_rel_l2, errs),
+      FA_OPT_DBL("lse_max_abs", errors, lse_max_abs, errs),
+      FA_OPT_DBL("lse_max_rel", errors, lse_max_rel, errs),
+      FA_OPT_INT("nonfinite", errors, nonfinite, errs),
+      FA_OPT_INT("rows_checked", errors, rows_checked, errs),
+      Column{"sampled", [](const Result& r) { return r.errors ? std::string(r.errors->sampled ? "true" : "false") : std::string(); },
+             [](Result& r, const std::string& s) { errs(r).sampled = s2b(s, "sampled"); }},
+      FA_OPT_DBL("tolerance", errors, tolerance, errs),
+      FA_OPT_DBL("lse_tolerance", errors, lse_tolerance, errs),
+      FA_INT("clock_before_mhz", r.clock_before_mhz),
+      FA_INT("clock_after_mhz", r.clock_after_mhz),
+      Column{"seed", [](const Result& r) { return std::to_string(r.seed); },
+             [](Result& r, const std::string& s) {
+               uint64_t v = 0;
+               auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+               if (ec != std::errc() || p != s.data() + s.size())
+                 throw UsageError(fmt::format("column 'seed': '{}' is not an unsigned integer", s));
+               r.seed = v;
+             }},
+  };
+  return cols;
+}
+
+#undef FA_INT
+#undef FA_DBL
+#undef FA_OPT_DBL
+#undef FA_OPT_INT
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// RFC 4180 fields of one record starting at `pos`; advances pos past the record.
+std::vector<std::string> parse_record(const std::string& text, size_t& pos) {
+  std::vector<std::string> fields;
+  std::string cur;
+  bool quoted = false;
+  while (pos < text.size()) {
+    char c = text[pos++];
+    if (quoted) {
+      if (c == '"') {
+        if (pos < text.size() && text[pos] == '"') {
+          cur += '"';
+          ++pos;
+        } else {
+          quoted = false;
+        }
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(cur));
+      cur.clear();
+    } else if (c == '\n') {
+      break;
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  fields.push_back(std::move(cur));
+  return fields;
+}
+
+}  // namespace
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& c : columns()) n.push_back(c.name);
+    return n;
+  }();
+  return names;
+}
+
+std::string csv_header() {
+  std::string s;
+  for (const auto& c : columns()) s += (s.empty() ? "" : ",") + c.name;
+  return s + "\n";
+}
+
+std::string csv_row(const Result& r) {
+  std::string s;
+  bool first = true;
+  for (const auto& c : columns()) {
+    if (!first) s += ',';
+    s += quote(c.get(r));
+    first = false;
+  }
+  return s + "\n";
+}
+
+std::string csv_document(const std::vector<Result>& rows) {
+  std::string s = csv_header();
+  for (const auto& r : rows) s += csv_row(r);
+  return s;
+}
+
+std::vector<Result> read_results_csv(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UsageError(fmt::format("CSV file '{}' cannot be opened", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  size_t pos = 0;
+  std::vector<std::string> header = parse_record(text, pos);
+  const auto& cols = columns();
+  std::vector<const Column*> by_index;
+  for (const auto& h : header) {
+    const Column* found = nullptr;
+    for (const auto& c : cols)
+      if (c.name == h) found = &c;
+    if (!found) throw UsageError(fmt::format("{}: unknown column '{}'", path, h));
+    by_index.push_back(found);
+  }
+  std::vector<Result> rows;
+  int line = 1;
+  while (pos < text.size()) {
+    ++line;
+    std::vector<std::string> fields = parse_record(text, pos);
+    if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
+    if (fields.size() != header.size())
+      throw UsageError(fmt::format("{}:{}: {} fields, header has {}", path, line, fields.size(),
+                                   header.size()));
+    Result r;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].empty()) continue;
+      try {
+        by_index[i]->set(r, fields[i]);
+      } catch (const UsageError& e) {
+        throw UsageError(fmt::format("{}:{}: {}", path, line, e.what()));
+      }
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace fa

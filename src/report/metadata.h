@@ -1,0 +1,30 @@
+// Run metadata: everything a reader needs to trust (or distrust) the numbers:
+// the tool and commit, the command, the host and device, library versions,
+// the resolved config, seed, timing method.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/executor.h"
+
+namespace fa {
+
+struct MetadataInputs {
+  std::string command_line;
+  nlohmann::json config;  // the fully resolved config (SweepConfig::to_json)
+  uint64_t seed = 0;
+  DeviceInfo device;
+  std::string backend;
+  std::string timing_method;
+  bool flush_l2 = false;
+  double matmul_ceiling_tflops = 0;
+};
+
+std::string utc_now_iso8601();
+std::string host_name();
+std::string cpu_model_name();
+nlohmann::json library_versions();
+nlohmann::json build_metadata(const MetadataInputs&);
+
+}  // namespace fa

@@ -1,0 +1,23 @@
+// A Result as JSON (one object per row of the "results" array) and back; the
+// schema is in docs/OUTPUTS.md. Field names are the C++ field names.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace fa {
+
+constexpr int kResultsSchemaVersion = 1;
+
+nlohmann::json result_to_json(const Result&);
+// Throws UsageError naming the missing/mistyped field (context: `where`).
+Result result_from_json(const nlohmann::json&, const std::string& where);
+
+// Reads a results file written by `fa-bench sweep --json`. Fills *metadata when
+// given. UsageError for a missing/malformed file or another schema_version.
+std::vector<Result> read_results_json(const std::string& path, nlohmann::json* metadata);
+
+}  // namespace fa
