@@ -1,0 +1,23 @@
+// How every fa-* program ends: one mapping from outcome to exit code, and one
+// format for error messages ("fa-bench: error: ...").
+#pragma once
+#include <functional>
+#include <string>
+
+namespace fa::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,       // a kernel failed / errored, a sticky device error, an I/O error
+  kExitUsage = 2,         // bad flag, config, input file: nothing was run or written
+  kExitInterrupted = 130, // SIGINT (128 + 2, what shells report for Ctrl-C)
+};
+
+void print_error(const std::string& program, const std::string& message);
+void print_note(const std::string& program, const std::string& message);
+
+// Runs `body` and maps its exceptions: fa::UsageError -> 2, anything else -> 1,
+// each printed once on stderr.
+int run_guarded(const std::string& program, const std::function<int()>& body);
+
+}  // namespace fa::cli
