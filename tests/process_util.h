@@ -1,0 +1,66 @@
+// Running the real fa-bench binary from tests: exit code, stdout, stderr.
+#pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fa::test {
+
+struct ProcResult {
+  int code = -1;  // exit status, or 128 + signal
+  std::string out, err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A fresh empty directory under the system temp dir, unique per test.
+inline std::filesystem::path temp_dir(const std::string& tag) {
+  auto d = std::filesystem::temp_directory_path() /
+           ("fa_bench_" + tag + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// Starts `exe args...` with stdout/stderr into files in `dir`; returns the pid.
+inline pid_t spawn(const std::string& exe, const std::vector<std::string>& args,
+                   const std::filesystem::path& dir) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(exe.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+inline ProcResult wait_for(pid_t pid, const std::filesystem::path& dir) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ProcResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp((dir / "stdout.txt").string());
+  r.err = slurp((dir / "stderr.txt").string());
+  return r;
+}
+
+inline ProcResult run_fa_bench(const std::vector<std::string>& args, const std::filesystem::path& dir) {
+  return wait_for(spawn(FA_BENCH_EXE, args, dir), dir);
+}
+
+}  // namespace fa::test

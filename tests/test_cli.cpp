@@ -1,0 +1,126 @@
+// The real fa-bench binary: bad input is exit code 2 with a clear message and
+// no output file; --help explains the flags; list; the smoke sweep end to end.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "process_util.h"
+#include "report/csv.h"
+#include "report/result_json.h"
+
+namespace fa {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ProcResult;
+using test::run_fa_bench;
+
+struct BadInput {
+  const char* name;
+  std::vector<std::string> args;  // besides sweep --backend cpu --json/--csv
+  const char* message;            // a piece stderr must contain
+  const char* config = nullptr;   // written to c.json and passed with --config
+};
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoAndWritesNothing) {
+  const BadInput& b = GetParam();
+  auto dir = test::temp_dir(std::string("cli_") + b.name);
+  std::vector<std::string> args = {"sweep", "--backend", "cpu", "--json", (dir / "out.json").string(),
+                                   "--csv", (dir / "out.csv").string(), "--md", (dir / "out.md").string()};
+  if (b.config) {
+    std::ofstream(dir / "c.json") << b.config;
+    args.push_back("--config");
+    args.push_back((dir / "c.json").string());
+  }
+  args.insert(args.end(), b.args.begin(), b.args.end());
+  ProcResult r = run_fa_bench(args, dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(b.message), std::string::npos) << "stderr: " << r.err;
+  EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out.json"));
+  EXPECT_FALSE(fs::exists(dir / "out.csv"));
+  EXPECT_FALSE(fs::exists(dir / "out.md"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadInputTest,
+    ::testing::Values(
+        BadInput{"unknown_kernel", {"--kernels", "cpu.fa9"}, "cpu.fa9"},
+        BadInput{"seqlen_zero", {"--seqlen", "0"}, "--seqlen"},
+        BadInput{"seqlen_range", {"--seqlen", "512:128:x2"}, "start 512 > stop 128"},
+        BadInput{"head_dim_too_big", {"--head-dim", "2048"}, "head_dim"},
+        BadInput{"heads_kv", {"--heads", "6", "--heads-kv", "4"}, "divisible by heads_kv"},
+        BadInput{"hidden", {"--hidden", "1000", "--head-dim", "64"}, "hidden 1000 is not divisible"},
+        BadInput{"dtype", {"--dtype", "fp8"}, "unknown dtype 'fp8'"},
+        BadInput{"bad_flag_value", {"--warmup", "many"}, "--warmup"},
+        BadInput{"unknown_flag", {"--seqlens", "128"}, "seqlens"},
+        BadInput{"missing_config", {"--config", "/nonexistent/x.json"}, "/nonexistent/x.json"},
+        BadInput{"malformed_config", {}, "c.json:3", "{\n \"seqlen\": 128,\n \"causal\": tru\n}\n"},
+        BadInput{"unknown_key", {}, "unknown key 'head_dims'", "{\"head_dims\": 64}"},
+        BadInput{"wrong_type", {}, "key 'batch'", "{\"batch\": [1.5]}"},
+        BadInput{"resume_missing", {"--resume", "/nonexistent/r.json"}, "/nonexistent/r.json"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Cli, UnwritableOutputIsAUsageError) {
+  auto dir = test::temp_dir("cli_unwritable");
+  ProcResult r = run_fa_bench({"sweep", "--backend", "cpu", "--json", "/nonexistent/dir/out.json"}, dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpExplainsEveryFlagWithAnExample) {
+  auto dir = test::temp_dir("cli_help");
+  ProcResult r = run_fa_bench({"sweep", "--help"}, dir);
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--seqlen", "512:16384:x2", "--total-tokens", "--hidden", "--block", "--resume",
+                        "--max-check-rows", "--no-l2-flush", "--cpu-mem-limit", "Example"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  ProcResult none = run_fa_bench({}, dir);
+  EXPECT_EQ(none.code, 2);  // a subcommand is required
+}
+
+TEST(Cli, ListShowsCpuVariants) {
+  auto dir = test::temp_dir("cli_list");
+  ProcResult r = run_fa_bench({"list", "--backend", "cpu"}, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("| cpu.fa2.64x64 | fa2 | cpu | 64x64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| yes |"), std::string::npos);
+}
+
+TEST(Cli, SmokeSweepEndToEnd) {
+  auto dir = test::temp_dir("cli_smoke");
+  std::string json = (dir / "s.json").string(), csv = (dir / "s.csv").string();
+  ProcResult r = run_fa_bench({"sweep", "--config", std::string(FA_SOURCE_DIR) + "/configs/smoke.json",
+                               "--json", json, "--csv", csv, "--seed", "1234"},
+                              dir);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("seed: 1234"), std::string::npos) << r.err;
+  nlohmann::json meta;
+  auto rows = read_results_json(json, &meta);
+  // 2 seqlen x 2 causal x 2 dtype points; cpu.standard + {fa1, fa2} x {64x64, 32x32}.
+  ASSERT_EQ(rows.size(), 8u * 5);
+  EXPECT_EQ(read_results_csv(csv).size(), rows.size());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.status, Status::ok) << row.kernel << " " << row.problem.describe() << ": " << row.reason;
+    ASSERT_TRUE(row.timing.has_value());
+    EXPECT_GT(row.timing->median_ms, 0);
+    EXPECT_GT(row.tflops, 0);
+    ASSERT_TRUE(row.errors.has_value());
+    EXPECT_LE(row.errors->o_max_abs, row.errors->tolerance);
+    EXPECT_EQ(row.seed, 1234u);
+    EXPECT_EQ(row.traffic_measured_source, "cpu-count");
+  }
+  EXPECT_EQ(meta["run_status"], "complete");
+  EXPECT_EQ(meta["seed"], 1234u);
+  EXPECT_EQ(meta["backend"], "cpu");
+  EXPECT_EQ(meta["timing_method"], "host steady_clock, no cache flush");
+  EXPECT_TRUE(meta["git_commit"].is_string());
+  EXPECT_EQ(meta["config"]["block"], (nlohmann::json{"64x64", "32x32"}));
+  // stdout is the Markdown table: header, separator, one line per row.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2 + 40);
+}
+
+}  // namespace
+}  // namespace fa
