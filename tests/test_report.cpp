@@ -207,6 +207,9 @@ TEST(Timing, StoppingRule) {
   EXPECT_TRUE(timing_done(noisy, 1.5, o));        // out of time
   EXPECT_TRUE(timing_done({1, 2, 3, 4, 5, 6, 7, 8}, 0.1, o));  // out of samples
   EXPECT_FALSE(timing_done({}, 5.0, o));          // never zero samples
+  o.min_samples = 1;
+  EXPECT_FALSE(timing_done({2.0}, 0.1, o));       // one sample has no spread to judge
+  EXPECT_TRUE(timing_done({2.0, 2.0, 2.0}, 0.1, o));
 }
 
 }  // namespace

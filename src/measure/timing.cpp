@@ -47,7 +47,9 @@ bool timing_done(const std::vector<double>& samples_ms, double elapsed_s,
   // Out of time: stop even below min_samples (a single 10 s sample must not
   // turn into 100 s), but never with zero samples.
   if (elapsed_s >= opt.max_seconds && n >= 1) return true;
-  if (n < std::max(opt.min_samples, 1)) return false;
+  // Fewer than 3 samples have no meaningful spread (one sample's "noise" is 0),
+  // so the noise test waits for 3 even when min_samples is lower.
+  if (n < std::max(opt.min_samples, 3)) return false;
   return summarize(samples_ms, "").noise <= opt.target_noise;
 }
 
