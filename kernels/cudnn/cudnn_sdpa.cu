@@ -208,12 +208,14 @@ int launch(const AttnParams& p, void* stream) {
     if (s != CUDNN_STATUS_SUCCESS) {
       std::fprintf(stderr, "cudnn launch (b%d h%d/%d q%d k%d d%d): %s\n", p.batch, p.heads, p.heads_kv,
                    p.seqlen_q, p.seqlen_k, p.head_dim, cudnn::describe(s, "cudnnBackendExecute").c_str());
+      // A CUDA error underneath (illegal address) is reported as itself so the
+      // runner can stop; a cuDNN-only failure is not sticky: cudaErrorUnknown.
       cudaError_t c = cudaGetLastError();
-      return int(c != cudaSuccess ? c : cudaErrorLaunchFailure);
+      return int(c != cudaSuccess ? c : cudaErrorUnknown);
     }
   } catch (const Failure& f) {
     std::fprintf(stderr, "cudnn launch: %s\n", f.what.c_str());
-    return int(cudaErrorLaunchFailure);
+    return int(cudaErrorUnknown);
   }
   return int(cudaSuccess);
 }

@@ -15,7 +15,8 @@ int64_t workspace_bytes(const AttnParams& p);
 const char* unsupported(const AttnParams& p);
 // Enqueues the forward on `stream` (a cudaStream_t). Returns a cudaError_t:
 // cudaErrorNotSupported for a refused problem, cudaErrorInvalidValue for a
-// missing workspace; cuDNN's message goes to stderr.
+// missing workspace, cudaErrorUnknown when cuDNN fails without a CUDA error
+// (not sticky); cuDNN's message goes to stderr.
 int launch(const AttnParams& p, void* stream);
 // "9.19.0" of the library loaded at run time, "" where cuDNN cannot be used.
 const char* runtime_version();
