@@ -2,6 +2,7 @@
 // (docs/MEASUREMENT.md, "The tolerance rule").
 #include "check/metrics.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -34,49 +35,59 @@ struct StandardErrors {
 };
 
 // A standard implementation in the kernel's precision on the reference's rows:
-// float32 S and softmax, P rounded to the dtype, float32 P V, O rounded.
+// float32 S and softmax, P rounded to the dtype, float32 P V, O rounded. Like the
+// reference it works on chunks of rows as two GEMMs (Eigen, float32 in and out),
+// so a sampled check at long seqlen costs about what the reference does.
 StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
                                      const ReferenceOutputs& ref) {
+  using MapF = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
+                          0, Eigen::OuterStride<>>;
+  using ColF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+  constexpr int64_t kChunk = 64;
   const int64_t n_rows = int64_t(ref.rows.size()), d = p.head_dim, nq = p.seqlen_q;
   const int64_t nk = p.seqlen_k, group = p.heads / p.heads_kv;
+  const int64_t chunks = (n_rows + kChunk - 1) / kChunk;
   const float scale = p.scale();
   const int workers = resolve_threads(0);
   std::vector<StandardErrors> per_worker(workers);
-  parallel_for(int64_t(p.batch) * p.heads * n_rows, workers, [&](int64_t task, int w) {
-    const int64_t ri = task % n_rows, bh = task / n_rows;
-    const int64_t b = bh / p.heads, h = bh % p.heads, hk = h / group, row = ref.rows[ri];
-    const int64_t seen = p.keys_seen(row);
-    const double ref_lse = ref.lse[size_t(bh) * n_rows + ri];
-    const double* ref_o = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
-    StandardErrors& e = per_worker[w];
-    if (seen == 0) {  // O = 0, LSE = -inf, exactly like the reference
-      for (int64_t c = 0; c < d; ++c) e.o_max_abs = std::max(e.o_max_abs, std::abs(ref_o[c]));
-      return;
+  parallel_for(int64_t(p.batch) * p.heads * chunks, workers, [&](int64_t task, int w) {
+    const int64_t bh = task / chunks, c0 = (task % chunks) * kChunk;
+    const int64_t cn = std::min(kChunk, n_rows - c0);
+    const int64_t b = bh / p.heads, h = bh % p.heads, hk = h / group;
+    const int64_t n_vis = p.keys_seen(ref.rows[c0 + cn - 1]);  // rows ascend
+    const int64_t kv_off = (b * nk * p.heads_kv + hk) * d;
+    const MapF k(in.k.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
+    const MapF v(in.v.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
+    ColF qc(d, cn);
+    for (int64_t c = 0; c < cn; ++c) {
+      const float* q = in.q.data() + ((b * nq + ref.rows[c0 + c]) * p.heads + h) * d;
+      for (int64_t e = 0; e < d; ++e) qc(e, c) = q[e];
     }
-    const float* q = in.q.data() + ((b * nq + row) * p.heads + h) * d;
-    auto kv_row = [&](const std::vector<float>& t, int64_t j) {
-      return t.data() + ((b * nk + j) * p.heads_kv + hk) * d;
-    };
-    std::vector<float> s(seen);
-    float m = -INFINITY;
-    for (int64_t j = 0; j < seen; ++j) {
-      const float* k = kv_row(in.k, j);
-      float acc = 0.f;
-      for (int64_t c = 0; c < d; ++c) acc += q[c] * k[c];
-      s[j] = acc * scale;
-      m = std::max(m, s[j]);
+    ColF pt(n_vis, cn);  // S^T, then P^T rounded to the dtype
+    if (n_vis > 0) pt.noalias() = (k.topRows(n_vis) * qc) * scale;
+    StandardErrors& err = per_worker[w];
+    for (int64_t c = 0; c < cn; ++c) {
+      const int64_t seen = p.keys_seen(ref.rows[c0 + c]);
+      auto col = pt.col(c);
+      if (seen == 0) {  // O = 0 and LSE = -inf, exactly like the reference
+        col.setZero();
+        continue;
+      }
+      const float m = col.head(seen).maxCoeff();
+      float l = 0.f;
+      for (int64_t j = 0; j < seen; ++j) l += (col(j) = std::exp(col(j) - m));
+      for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j) / l, p.dtype);
+      col.tail(n_vis - seen).setZero();
+      const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
+      err.lse_max_abs = std::max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
     }
-    float l = 0.f;
-    for (int64_t j = 0; j < seen; ++j) l += (s[j] = std::exp(s[j] - m));
-    std::vector<float> o(d, 0.f);
-    for (int64_t j = 0; j < seen; ++j) {
-      const float pj = round_to(s[j] / l, p.dtype);
-      const float* v = kv_row(in.v, j);
-      for (int64_t c = 0; c < d; ++c) o[c] += pj * v[c];
+    ColF oc = ColF::Zero(d, cn);
+    if (n_vis > 0) oc.noalias() = v.topRows(n_vis).transpose() * pt;
+    for (int64_t c = 0; c < cn; ++c) {
+      const double* r = ref.o.data() + ((b * n_rows + c0 + c) * p.heads + h) * d;
+      for (int64_t e = 0; e < d; ++e)
+        err.o_max_abs = std::max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
     }
-    for (int64_t c = 0; c < d; ++c)
-      e.o_max_abs = std::max(e.o_max_abs, std::abs(double(round_to(o[c], p.dtype)) - ref_o[c]));
-    e.lse_max_abs = std::max(e.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
   });
   StandardErrors total;
   for (const auto& e : per_worker) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "check/inputs.h"
+#include "check/metrics.h"
 #include "reference/reference.h"
 
 namespace {
@@ -30,6 +31,22 @@ void BM_ReferenceSampledRows(benchmark::State& state) {
   state.counters["rows"] = double(rows.size());
   state.counters["threads"] = threads;
 }
+// The tolerance rule's standard-in-precision pass on the same rows (it runs
+// beside the reference on every checked point).
+void BM_ToleranceSampledRows(benchmark::State& state) {
+  fa::AttnProblem p;
+  p.seqlen_q = p.seqlen_k = 65536;
+  p.head_dim = 128;
+  p.dtype = fa::DType::bf16;
+  const fa::HostInputs in = fa::generate_inputs(p, fa::Distribution::normal, 1);
+  std::vector<int64_t> rows;
+  std::mt19937_64 gen(2);
+  for (int64_t s = 0; s < 256; ++s) rows.push_back(s * 256 + int64_t(gen() % 256));
+  const fa::ReferenceOutputs ref = fa::reference_forward(p, in, rows, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(fa::o_tolerance(p, in, ref));
+}
+BENCHMARK(BM_ToleranceSampledRows)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK(BM_ReferenceSampledRows)
     ->ArgNames({"causal", "threads"})
     ->Args({0, 2})
