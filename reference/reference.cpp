@@ -19,7 +19,13 @@ namespace {
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ColMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
-constexpr int64_t kRowsPerChunk = 64;  // columns of the S^T GEMM: enough to be compute-bound
+// Columns of the S^T GEMM: 64 keeps it compute-bound; fewer when that would
+// leave threads idle (few rows per (batch, kv head)), but no fewer than 8.
+int64_t rows_per_chunk(int64_t n_rows, int64_t group, int threads) {
+  const int64_t want_tasks = 4 * int64_t(resolve_threads(threads));
+  const int64_t per = (n_rows * group + want_tasks - 1) / want_tasks;
+  return std::clamp<int64_t>(per, 8, 64);
+}
 
 // K or V of one (batch, kv head) as a dense double [seqlen_k, head_dim] matrix.
 MatD load_kv(const std::vector<float>& t, const AttnProblem& p, int b, int hk) {
@@ -64,7 +70,8 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
 
   const double scale = double(p.scale());
   const int group = p.heads / p.heads_kv;
-  const int64_t n_chunks = (n_rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  const int64_t chunk_rows = rows_per_chunk(n_rows, group, threads);
+  const int64_t n_chunks = (n_rows + chunk_rows - 1) / chunk_rows;
   const double neg_inf = -std::numeric_limits<double>::infinity();
 
   // K/V are converted to double once per (batch, kv head) and shared by the
@@ -75,8 +82,8 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
       const MatD vd = load_kv(in.v, p, b, hk);
       parallel_for(int64_t(group) * n_chunks, threads, [&](int64_t task, int) {
         const int h = hk * group + int(task / n_chunks);
-        const int64_t c0 = (task % n_chunks) * kRowsPerChunk;
-        const int64_t cn = std::min(kRowsPerChunk, n_rows - c0);
+        const int64_t c0 = (task % n_chunks) * chunk_rows;
+        const int64_t cn = std::min(chunk_rows, n_rows - c0);
         // Keys visible to the chunk: rows ascend, so the last row sees the most.
         const int64_t n_vis = p.keys_seen(rows[c0 + cn - 1]);
 
