@@ -82,9 +82,15 @@ struct ByteCount {
 
 inline int64_t elem_bytes(const RunContext& ctx) { return ctx.elem_bytes > 0 ? ctx.elem_bytes : 4; }
 
+// Eight independent partial sums: the compiler may vectorise them without
+// -ffast-math (a single running sum fixes the order and stays scalar).
 inline float dot(const float* a, const float* b, int n) {
-  float s = 0.f;
-  for (int e = 0; e < n; ++e) s += a[e] * b[e];
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int e = 0;
+  for (; e + 8 <= n; e += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += a[e + k] * b[e + k];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; e < n; ++e) s += a[e] * b[e];
   return s;
 }
 
