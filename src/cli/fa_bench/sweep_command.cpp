@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include <CLI/Version.hpp>
 #include <fmt/format.h>
 
 #include "cli/common/command_line.h"
@@ -103,7 +104,9 @@ int run_sweep_command(SweepOptions& o) {
   mi.matmul_ceiling_tflops = ex->matmul_ceiling_tflops();
   std::set<std::string> done;
   for (const auto& r : resumed) done.insert(r.key());
-  ResultsFiles files(cfg.json, cfg.csv, cfg.md, build_metadata(mi), resumed);
+  nlohmann::json meta = build_metadata(mi);
+  meta["libraries"]["cli11"] = CLI11_VERSION;  // the CLI layer's own dependency
+  ResultsFiles files(cfg.json, cfg.csv, cfg.md, std::move(meta), resumed);
 
   // 4. Run.
   ProgressLine progress;
