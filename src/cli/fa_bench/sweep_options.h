@@ -11,6 +11,7 @@ struct SweepFlag {
   const char* flag;  // "--seqlen"
   const char* key;   // "seqlen": the config key, JSON key and CSV column where one exists
   const char* help;  // with an example
+  const char* type;  // what --help shows for the value
 };
 
 // Flags that take a value; the table is the single place that names them.

@@ -12,41 +12,41 @@ const std::vector<SweepFlag>& sweep_value_flags() {
   static const std::vector<SweepFlag> flags = {
       {"--seqlen", "seqlen",
        "Query sequence lengths: list or range, start:stop:xK (multiply) or start:stop:+K (add). "
-       "Example: --seqlen 512:16384:x2"},
-      {"--seqlen-k", "seqlen_k", "Key/value sequence lengths (default: equal to seqlen). Example: --seqlen-k 4096"},
-      {"--head-dim", "head_dim", "Head dimensions. Example: --head-dim 64,128,256"},
+       "Example: --seqlen 512:16384:x2", "AXIS"},
+      {"--seqlen-k", "seqlen_k", "Key/value sequence lengths (default: equal to seqlen). Example: --seqlen-k 4096", "AXIS"},
+      {"--head-dim", "head_dim", "Head dimensions. Example: --head-dim 64,128,256", "AXIS"},
       {"--block", "block",
        "Tiles BLOCK_MxBLOCK_N, or auto (each family's default tile). CPU kernels accept any block; "
-       "cuda kernels only the compiled ones (others give an 'unsupported' row). Example: --block 64x64,128x128"},
-      {"--batch", "batch", "Batch sizes (or use --total-tokens). Example: --batch 1,4"},
+       "cuda kernels only the compiled ones (others give an 'unsupported' row). Example: --block 64x64,128x128", "BLOCKS|auto"},
+      {"--batch", "batch", "Batch sizes (or use --total-tokens). Example: --batch 1,4", "AXIS"},
       {"--total-tokens", "total_tokens",
-       "Fix batch*seqlen: batch = total_tokens / seqlen, as in the FlashAttention papers. Example: --total-tokens 16384"},
-      {"--heads", "heads", "Query heads (or use --hidden). Example: --heads 16"},
-      {"--hidden", "hidden", "Model width: heads = hidden / head_dim. Example: --hidden 2048"},
-      {"--heads-kv", "heads_kv", "K/V heads for GQA/MQA (default: equal to heads). Example: --heads-kv 1"},
-      {"--causal", "causal", "Causal mask: false, true, or both. Example: --causal both"},
-      {"--dtype", "dtype", "Element types: bf16, fp16, fp32. Example: --dtype bf16,fp16"},
+       "Fix batch*seqlen: batch = total_tokens / seqlen, as in the FlashAttention papers. Example: --total-tokens 16384", "AXIS"},
+      {"--heads", "heads", "Query heads (or use --hidden). Example: --heads 16", "AXIS"},
+      {"--hidden", "hidden", "Model width: heads = hidden / head_dim. Example: --hidden 2048", "AXIS"},
+      {"--heads-kv", "heads_kv", "K/V heads for GQA/MQA (default: equal to heads). Example: --heads-kv 1", "AXIS"},
+      {"--causal", "causal", "Causal mask: false, true, or both. Example: --causal both", "BOOLS|both"},
+      {"--dtype", "dtype", "Element types: bf16, fp16, fp32. Example: --dtype bf16,fp16", "DTYPES"},
       {"--kernels", "kernels",
        "Kernel names, families, back ends or globs (default: every kernel of the back end in use). "
-       "Example: --kernels 'cpu.fa2,cpu.standard'"},
-      {"--distribution", "distribution", "Inputs: normal, uniform or adversarial. Example: --distribution adversarial"},
-      {"--seed", "seed", "Input seed (default: fresh, printed and stored in the results). Example: --seed 1234"},
+       "Example: --kernels 'cpu.fa2,cpu.standard'", "SELECTION"},
+      {"--distribution", "distribution", "Inputs: normal, uniform or adversarial. Example: --distribution adversarial", "NAME"},
+      {"--seed", "seed", "Input seed (default: fresh, printed and stored in the results). Example: --seed 1234", "UINT64"},
       {"--backend", "backend",
-       "auto (cuda when a device is present, else cpu; says which on stderr), cpu or cuda. Example: --backend cpu"},
-      {"--json", "json", "Write full results with metadata to this JSON file. Example: --json out/run.json"},
-      {"--csv", "csv", "Write a tidy CSV (one row per point x kernel). Example: --csv out/run.csv"},
-      {"--md", "md", "Write the Markdown table to this file too. Example: --md out/run.md"},
+       "auto (cuda when a device is present, else cpu; says which on stderr), cpu or cuda. Example: --backend cpu", "auto|cpu|cuda"},
+      {"--json", "json", "Write full results with metadata to this JSON file. Example: --json out/run.json", "FILE"},
+      {"--csv", "csv", "Write a tidy CSV (one row per point x kernel). Example: --csv out/run.csv", "FILE"},
+      {"--md", "md", "Write the Markdown table to this file too. Example: --md out/run.md", "FILE"},
       {"--max-check-rows", "max_check_rows",
-       "Compare every query row up to this seqlen_q, a seeded sample of this many rows beyond. Example: --max-check-rows 4096"},
-      {"--warmup", "warmup", "Untimed runs before timing. Example: --warmup 5"},
-      {"--min-samples", "min_samples", "Fewest timed samples (unless --max-seconds runs out). Example: --min-samples 20"},
-      {"--max-samples", "max_samples", "Most timed samples. Example: --max-samples 500"},
-      {"--max-seconds", "max_seconds", "Timing budget per point x kernel, in seconds. Example: --max-seconds 0.5"},
+       "Compare every query row up to this seqlen_q, a seeded sample of this many rows beyond. Example: --max-check-rows 4096", "N"},
+      {"--warmup", "warmup", "Untimed runs before timing. Example: --warmup 5", "N"},
+      {"--min-samples", "min_samples", "Fewest timed samples (unless --max-seconds runs out). Example: --min-samples 20", "N"},
+      {"--max-samples", "max_samples", "Most timed samples. Example: --max-samples 500", "N"},
+      {"--max-seconds", "max_seconds", "Timing budget per point x kernel, in seconds. Example: --max-seconds 0.5", "SECONDS"},
       {"--target-noise", "target_noise",
-       "Stop timing once (p90-p10)/2/median is below this. Example: --target-noise 0.005"},
-      {"--threads", "threads", "CPU back end: threads for the reference (0 = all). Example: --threads 2"},
+       "Stop timing once (p90-p10)/2/median is below this. Example: --target-noise 0.005", "FRACTION"},
+      {"--threads", "threads", "CPU back end: threads for the reference (0 = all). Example: --threads 2", "N"},
       {"--cpu-mem-limit", "cpu_mem_limit",
-       "CPU back end: allocations beyond this are 'oom' rows (default: half the RAM). Example: --cpu-mem-limit 4G"},
+       "CPU back end: allocations beyond this are 'oom' rows (default: half the RAM). Example: --cpu-mem-limit 4G", "BYTES"},
   };
   return flags;
 }
@@ -59,11 +59,14 @@ Subcommand setup_sweep(CLI::App& parent) {
       "Points are the cartesian product of the axes. Flags override the config file's keys.\n"
       "Example: fa-bench sweep --config configs/smoke.json --seqlen 128,256 --json out/smoke.json");
   sub->add_option("--config", opts->config,
-                  "JSON config whose keys are these flags' names in snake_case. Example: --config configs/paper-fwd.json");
+                  "JSON config whose keys are these flags' names in snake_case. Example: --config configs/paper-fwd.json")
+      ->type_name("FILE");
   sub->add_option("--resume", opts->resume,
                   "Continue a sweep from its JSON results: rows already there are kept and not rerun. "
-                  "Without --config, the run's own config is reused. Example: --resume out/run.json");
-  for (const SweepFlag& f : sweep_value_flags()) sub->add_option(f.flag, opts->values[f.key], f.help);
+                  "Without --config, the run's own config is reused. Example: --resume out/run.json")
+      ->type_name("FILE");
+  for (const SweepFlag& f : sweep_value_flags())
+    sub->add_option(f.flag, opts->values[f.key], f.help)->type_name(f.type);
   sub->add_flag("--no-l2-flush", opts->no_l2_flush,
                 "cuda: do not flush L2 before each sample (config key flush_l2: false)");
   sub->add_flag("--counters", opts->counters,
