@@ -112,7 +112,11 @@ int run_sweep_command(SweepOptions& o) {
   ProgressLine progress;
   std::fputs(markdown_header().c_str(), stdout);
   std::fflush(stdout);
+  // The exit code speaks for the whole result set: resuming a sweep with a
+  // failed row must not turn it green.
   bool failed = false;
+  for (const auto& r : resumed)
+    if (r.status == Status::fail || r.status == Status::error) failed = true;
   RunnerHooks hooks;
   hooks.on_row = [&](const Result& r) {
     files.add(r);

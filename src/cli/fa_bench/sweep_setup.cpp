@@ -44,7 +44,7 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--max-seconds", "max_seconds", "Timing budget per point x kernel, in seconds. Example: --max-seconds 0.5", "SECONDS"},
       {"--target-noise", "target_noise",
        "Stop timing once (p90-p10)/2/median is below this. Example: --target-noise 0.005", "FRACTION"},
-      {"--threads", "threads", "CPU back end: threads for the reference (0 = all). Example: --threads 2", "N"},
+      {"--threads", "threads", "CPU back end: threads for the reference and the CPU kernels (0 = all). Example: --threads 2", "N"},
       {"--cpu-mem-limit", "cpu_mem_limit",
        "CPU back end: allocations beyond this are 'oom' rows (default: half the RAM). Example: --cpu-mem-limit 4G", "BYTES"},
   };
