@@ -19,6 +19,14 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 
+// 2^x on the SFU, flushing denormals: the plain exp2f adds range fix-ups that cost
+// issue slots in the softmax, which is the non-matmul bottleneck of the forward.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // The max used as exp2's offset: 0 for a row that has seen nothing.
 __device__ __forceinline__ float safe_offset(float m, float scale_log2) {
   return m == -INFINITY ? 0.f : m * scale_log2;
@@ -58,16 +66,16 @@ __device__ __forceinline__ void softmax_rescale(float (&s)[MTiles][NTiles][4],
         mx = fmaxf(mx, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
       mx = quad_max(mx);
       const float offset = safe_offset(mx, scale_log2);
-      // A row that had seen nothing has O = 0 and l = 0: alpha 0 keeps them so even
-      // when exp2 of the offset difference would overflow (very negative scores).
-      const float alpha = st.m[r] == -INFINITY ? 0.f : exp2f(st.m[r] * scale_log2 - offset);
+      // The old max is not made safe: for a row that had seen nothing, -inf gives
+      // alpha = 0 (O and l are 0 anyway), never inf * 0 when scores are very negative.
+      const float alpha = fast_exp2(st.m[r] * scale_log2 - offset);
       st.m[r] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int nt = 0; nt < NTiles; ++nt) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          float p = exp2f(fmaf(s[mt][nt][2 * half + e], scale_log2, -offset));
+          float p = fast_exp2(fmaf(s[mt][nt][2 * half + e], scale_log2, -offset));
           s[mt][nt][2 * half + e] = p;
           sum += p;
         }

@@ -160,15 +160,14 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
           for (int nt = 0; nt < T::kNTiles; ++nt) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const float pv = exp2f(fmaf(acc_s[mt][nt][2 * half + e], p.softmax_scale_log2, -offset));
+              const float pv = fast_exp2(fmaf(acc_s[mt][nt][2 * half + e], p.softmax_scale_log2, -offset));
               acc_s[mt][nt][2 * half + e] = pv;
               sum += pv;
             }
           }
-          // l_i e^(m_i - m_new); 0 for a row that has seen nothing (avoids 0 * inf).
-          const float old_weight =
-              m_old[r] == -INFINITY ? 0.f
-                                    : l_old[r] * exp2f(m_old[r] * p.softmax_scale_log2 - offset);
+          // l_i e^(m_i - m_new); m_i = -inf (nothing seen yet) gives exp2(-inf) = 0,
+          // never 0 * inf.
+          const float old_weight = l_old[r] * fast_exp2(m_old[r] * p.softmax_scale_log2 - offset);
           const float l_new = old_weight + quad_sum(sum);
           inv_l_new[r] = l_new > 0.f ? 1.f / l_new : 0.f;
 #pragma unroll

@@ -3,7 +3,8 @@
 // links only the generated instance table, so kernel work can be checked on the
 // device before the integrated fa-bench links.
 //
-//   fa2_check [check] [time] [families=fa2,fa1,standard] [hd=64,128] [seed=N] [csv=FILE]
+//   fa2_check [check] [time] [families=fa2,fa1,standard] [hd=64,128] [seqlens=2048,4096]
+//             [seed=N] [csv=FILE]
 //
 // check: many shapes (ragged, seqlen_q != seqlen_k both ways, seqlen 1, causal,
 //   GQA/MQA) against a float64 CPU reference; tolerance = 2 x the max abs error of a
@@ -358,7 +359,7 @@ Timing time_entry(const GpuKernelEntry& e, Buffers& B, void* flush, size_t flush
   CHECK_CUDA(cudaDeviceSynchronize());
   std::vector<double> ms;
   double total = 0;
-  while (ms.size() < 10 || (ms.size() < 100 && total < 300.0)) {
+  while (ms.size() < 10 || (ms.size() < 100 && total < 200.0)) {
     CHECK_CUDA(cudaMemsetAsync(flush, int(ms.size() & 0xff), flush_bytes));  // cold L2
     CHECK_CUDA(cudaEventRecord(t0));
     const int rc = e.launch(p, nullptr);
@@ -378,8 +379,8 @@ Timing time_entry(const GpuKernelEntry& e, Buffers& B, void* flush, size_t flush
   return {q(0.5), q(0.1), q(0.9), int(ms.size())};
 }
 
-int run_timing(const std::string& families, const std::string& hds, const std::string& csv,
-               uint64_t seed) {
+int run_timing(const std::string& families, const std::string& hds, const std::string& seqlens,
+               const std::string& csv, uint64_t seed) {
   int l2 = 0;
   CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const size_t flush_bytes = size_t(l2) * 2;
@@ -391,6 +392,7 @@ int run_timing(const std::string& families, const std::string& hds, const std::s
     if (!in_list(hds, std::to_string(d))) continue;
     for (bool causal : {false, true})
       for (int n : {512, 1024, 2048, 4096, 8192, 16384}) {
+        if (!in_list(seqlens, std::to_string(n))) continue;
         Shape s{16384 / n, 2048 / d, 2048 / d, n, n, d, causal, ElemType::bf16};
         Buffers B(s, seed + n + d);
         const double flops = 4.0 * s.batch * s.heads * double(n) * n * d / (causal ? 2 : 1);
@@ -424,7 +426,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   bool check = false, timing = false;
-  std::string families, hds, csv;
+  std::string families, hds, seqlens, csv;
   uint64_t seed = std::random_device{}();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -434,6 +436,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("hd=", 0) == 0) hds = a.substr(3);
     else if (a.rfind("seed=", 0) == 0) seed = std::stoull(a.substr(5));
     else if (a.rfind("csv=", 0) == 0) csv = a.substr(4);
+    else if (a.rfind("seqlens=", 0) == 0) seqlens = a.substr(8);
     else {
       std::fprintf(stderr, "unknown argument '%s'\n", a.c_str());
       return 2;
@@ -445,6 +448,6 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs, seed %llu\n", prop.name, prop.multiProcessorCount,
               (unsigned long long)seed);
   int failures = check ? run_checks(families, hds, seed) : 0;
-  if (timing) run_timing(families, hds, csv, seed);
+  if (timing) run_timing(families, hds, seqlens, csv, seed);
   return failures ? 1 : 0;
 }
