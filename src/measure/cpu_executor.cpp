@@ -155,9 +155,9 @@ class CpuExecutor final : public Executor {
 
   void charge(int64_t total, const std::string& what) const {
     if (total > limit_)
-      throw OutOfMemory(fmt::format("{} needs {:.3f} GiB in total, over the CPU memory limit of "
-                                    "{:.3f} GiB (--cpu-mem-limit)",
-                                    what, double(total) / (1 << 30), double(limit_) / (1 << 30)));
+      throw OutOfMemory(fmt::format("{} needs {} bytes ({:.3g} GiB) in total, over the CPU memory "
+                                    "limit of {} bytes (--cpu-mem-limit)",
+                                    what, total, double(total) / (1 << 30), limit_));
   }
 
   // Anything a CPU kernel throws besides KernelError is still a kernel failure.
