@@ -134,7 +134,15 @@ int run_sweep_command(SweepOptions& o) {
     print_note(kProg, msg);
   };
   install_sigint_handler();
-  SweepOutcome out = run_sweep(plan, cfg, seed, *ex, mi.matmul_ceiling_tflops, done, hooks);
+  SweepOutcome out;
+  try {
+    out = run_sweep(plan, cfg, seed, *ex, mi.matmul_ceiling_tflops, done, hooks);
+  } catch (const std::exception& e) {
+    // Say in the files why they stop where they do; the error itself goes to stderr.
+    progress.clear();
+    files.finish(std::string("stopped: ") + e.what());
+    throw;
+  }
   progress.clear();
 
   switch (out.end) {
