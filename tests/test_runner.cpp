@@ -116,6 +116,24 @@ TEST(Runner, UnwrittenOutputsShowAsNonFinite) {
   EXPECT_GT(rows[0].errors->nonfinite, 0);
 }
 
+TEST(Runner, PeakExtraIsEachKernelsOwnWorkspace) {
+  // standard attention needs S and P; fa2 after it on the same point needs nothing.
+  KernelVariant standard = make_cpu_variant(Family::standard, Tile{});
+  KernelVariant fa2 = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  SweepPlan plan;
+  AttnProblem p = small_problem();
+  plan.points.push_back(PlannedPoint{p, {planned(standard), planned(fa2)}});
+  auto ex = make_cpu_executor(1, int64_t(1) << 30);
+  std::vector<Result> rows;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { rows.push_back(r); };
+  run_sweep(plan, quick_config(), 1, *ex, 0, {}, hooks);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].peak_extra_bytes, standard.workspace_bytes(p));
+  EXPECT_GT(rows[0].peak_extra_bytes, 0);
+  EXPECT_EQ(rows[1].peak_extra_bytes, fa2.workspace_bytes ? fa2.workspace_bytes(p) : 0);
+}
+
 TEST(Runner, DoneKeysAreSkippedAndStopIsHonoured) {
   KernelVariant a = planted("a", nullptr), b = planted("b", nullptr);
   SweepPlan plan;

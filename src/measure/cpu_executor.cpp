@@ -90,6 +90,9 @@ class CpuExecutor final : public Executor {
   }
 
   void reserve_workspace(int64_t bytes) override {
+    // The buffer only grows within a point, but each kernel is charged what it
+    // asked for, not what an earlier kernel left behind.
+    requested_ = bytes;
     if (bytes <= workspace_bytes_) return;
     charge(held_ + bytes, fmt::format("a workspace of {} bytes", bytes));
     try {
@@ -109,7 +112,7 @@ class CpuExecutor final : public Executor {
     RunContext ctx = context();
     call(launch, ctx);
     // The workspace is the only memory a CPU kernel gets beyond its tensors.
-    peak_extra_ = workspace_bytes_;
+    peak_extra_ = requested_;
   }
 
   HostOutputs fetch_outputs() override { return HostOutputs{o_, lse_}; }
@@ -141,6 +144,7 @@ class CpuExecutor final : public Executor {
     lse_ = {};
     workspace_ = {};
     workspace_bytes_ = 0;
+    requested_ = 0;
     held_ = 0;
   }
 
@@ -183,6 +187,7 @@ class CpuExecutor final : public Executor {
   std::vector<float> q_, k_, v_, o_, lse_;
   std::vector<std::byte> workspace_;
   int64_t workspace_bytes_ = 0;
+  int64_t requested_ = 0;
   int64_t held_ = 0;
   int64_t peak_extra_ = -1;
 };
