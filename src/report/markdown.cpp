@@ -24,7 +24,8 @@ std::string markdown_row(const Result& r) {
   const bool timed = r.timing.has_value();
   std::string median = timed ? fmt::format("{:.4f}", r.timing->median_ms) : "-";
   std::string tflops = timed ? fmt::format("{:.3f}", r.tflops) : "-";
-  std::string gb = fmt::format("{:.4g}", double(r.traffic_model.total()) / 1e9);
+  // 0 modelled bytes means no model (a row for a kernel that does not exist).
+  std::string gb = r.traffic_model.total() > 0 ? fmt::format("{:.4g}", double(r.traffic_model.total()) / 1e9) : "-";
   std::string gbps = timed ? fmt::format("{:.1f}", r.model_bandwidth_gbps) : "-";
   std::string err = r.errors ? fmt::format("{:.3g}", r.errors->o_max_abs) : "-";
   std::string tol = r.errors ? fmt::format("{:.3g}", r.errors->tolerance) : "-";
