@@ -43,6 +43,13 @@ struct Config {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= 227 * 1024, "tile does not fit the 227 KiB of shared memory per block");
 
+  // Ping-pong GEMM turns between consumer warpgroups (FA3_PINGPONG=0 builds
+  // the ablation without it).
+#ifndef FA3_PINGPONG
+#define FA3_PINGPONG 1
+#endif
+  static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
+
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);

@@ -83,12 +83,55 @@ struct Fa3Fwd {
     }
   }
 
+  // GEMM issue turns between consumer warpgroups (ping-pong): warpgroup c
+  // waits on named barrier kTurnBar + c before issuing its GEMMs and, once they
+  // are issued, opens the turn of the next one. So while one warpgroup's wgmmas
+  // run, the other does its softmax (exp is ~250x slower than the tensor cores).
+  static constexpr int kTurnBar = 1;  // ids 1..kConsumerWGs; 0 is __syncthreads
+  static __device__ __forceinline__ void wait_turn(int c) {
+    if constexpr (Cfg::kPingPong) sm90::named_barrier_sync(kTurnBar + c, 256);
+  }
+  static __device__ __forceinline__ void pass_turn(int c) {
+    if constexpr (Cfg::kPingPong) sm90::named_barrier_arrive(kTurnBar + (c + 1) % Cfg::kConsumerWGs, 256);
+  }
+
+  // S = Q K^T for K/V stage s (both operands K-major in shared memory). Issued, not waited.
+  static __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], uint64_t desc_q, const Smem<Cfg>& sm, int s) {
+    const uint64_t desc_k = sm90::smem_desc_sw128(sm.k(s), 16, 1024);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < HD / 16; ++k) {
+      const uint64_t off_q = uint64_t((k / 4) * Cfg::kQPanelBytes + (k % 4) * 32) >> 4;
+      const uint64_t off_k = uint64_t((k / 4) * Cfg::kKVPanelBytes + (k % 4) * 32) >> 4;
+      sm90::WgmmaOp<BN>::template ss<kBf16, 0>(sc, desc_q + off_q, desc_k + off_k, k > 0);
+    }
+    sm90::wgmma_commit();
+  }
+
+  // O += P V for stage s (P from registers; V is MN-major: head_dim contiguous). Issued, not waited.
+  static __device__ __forceinline__ void issue_pv(float (&o)[HD / 2], uint32_t (&p)[BN / 16][4],
+                                                  const Smem<Cfg>& sm, int s) {
+    const uint64_t desc_v = sm90::smem_desc_sw128(sm.v(s), Cfg::kKVPanelBytes, 1024);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < BN / 16; ++k)
+      sm90::WgmmaOp<HD>::template rs<kBf16, 1>(o, p[k], desc_v + (uint64_t(k * 16 * sm90::kPanelBytes) >> 4), 1);
+    sm90::wgmma_commit();
+  }
+
   // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile.
+  //
+  // Intra-warpgroup overlap: iteration i issues S_i = Q K_i^T and
+  // O += P_{i-1} V_{i-1} back to back, waits only for S_i, and computes the
+  // softmax of S_i while the P V product runs. The rescale of O by
+  // exp(m_{i-1} - m_i) that this softmax yields is applied in the next
+  // iteration, between the two issues, where it hides under the Q K^T GEMM.
   static __device__ __forceinline__ void consumer(const Args& a, const Smem<Cfg>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    // Descriptor bases; k-steps add byte offsets (>> 4) to the address field.
     const uint64_t desc_q = sm90::smem_desc_sw128(sm.q() + c * 64 * sm90::kPanelBytes, 16, 1024);
+    // The last warpgroup hands the first turn to warpgroup 0.
+    if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
     RingPos<Cfg::kStages> ring;
     uint32_t q_count = 0;
     for (int idx = blockIdx.x; idx < a.num_tiles; idx += gridDim.x) {
@@ -99,50 +142,72 @@ struct Fa3Fwd {
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
       RowState st;
-      if (n_blocks > 0) sm.full_q().wait(q_count & 1);
-      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
-        const int n = n_blocks - 1 - i;
-        const int s = ring.stage();
-        sm.full_k(s).wait(ring.parity());
-
-        // S = Q K^T  (both operands K-major in shared memory)
+      if (n_blocks > 0) {
+        sm.full_q().wait(q_count & 1);
         float sc[BN / 2];
-        const uint64_t desc_k = sm90::smem_desc_sw128(sm.k(s), 16, 1024);
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < HD / 16; ++k) {
-          const uint64_t off_q = uint64_t((k / 4) * Cfg::kQPanelBytes + (k % 4) * 32) >> 4;
-          const uint64_t off_k = uint64_t((k / 4) * Cfg::kKVPanelBytes + (k % 4) * 32) >> 4;
-          sm90::WgmmaOp<BN>::template ss<kBf16, 0>(sc, desc_q + off_q, desc_k + off_k, k > 0);
-        }
-        sm90::wgmma_commit();
+        uint32_t p[BN / 16][4];
+        float alpha[2];
+
+        // Block 0 (the last K/V block: the masked one, if any).
+        int s_prev = ring.stage();
+        sm.full_k(s_prev).wait(ring.parity());
+        wait_turn(c);
+        issue_qk(sc, desc_q, sm, s_prev);
+        pass_turn(c);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(sc);
         if (lane == 0) {
-          sm.empty_k(s).arrive();
-          if (i == n_blocks - 1) sm.empty_q().arrive();
+          sm.empty_k(s_prev).arrive();
+          if (n_blocks == 1) sm.empty_q().arrive();
+        }
+        if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
+          apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);  // alpha is applied to O = 0: harmless
+        p_to_a_fragments<Elem, BN>(sc, p);
+        uint32_t v_parity = ring.parity();
+        ++ring.count;
+
+        for (int i = 1; i < n_blocks; ++i, ++ring.count) {
+          const int n = n_blocks - 1 - i;
+          const int s = ring.stage();
+          sm.full_k(s).wait(ring.parity());
+          sm.full_v(s_prev).wait(v_parity);
+          wait_turn(c);
+          issue_qk(sc, desc_q, sm, s);     // S = Q K_i^T
+          rescale_o<HD>(o, alpha);         // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+          sm90::fence_regs(o);
+          issue_pv(o, p, sm, s_prev);      // O += P_{i-1} V_{i-1}
+          pass_turn(c);
+          sm90::wgmma_wait<1>();           // S landed; P V may still run
+          sm90::fence_regs(sc);
+          if (lane == 0) {
+            sm.empty_k(s).arrive();
+            if (i == n_blocks - 1) sm.empty_q().arrive();
+          }
+          if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
+            apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+          online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
+          sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
+          sm90::fence_regs(o);
+          sm90::fence_regs(p);
+          if (lane == 0) sm.empty_v(s_prev).arrive();
+          p_to_a_fragments<Elem, BN>(sc, p);
+          s_prev = s;
+          v_parity = ring.parity();
         }
 
-        if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
-          apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        online_softmax<BN, HD>(sc, o, st, a.softmax_scale_log2);
-        uint32_t p[BN / 16][4];
-        p_to_a_fragments<Elem, BN>(sc, p);
-
-        // O += P V  (P from registers; V is MN-major: head_dim contiguous)
-        sm.full_v(s).wait(ring.parity());
-        const uint64_t desc_v = sm90::smem_desc_sw128(sm.v(s), Cfg::kKVPanelBytes, 1024);
+        // O += P_last V_last
+        rescale_o<HD>(o, alpha);
+        sm.full_v(s_prev).wait(v_parity);
+        wait_turn(c);
         sm90::fence_regs(o);
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < BN / 16; ++k)
-          sm90::WgmmaOp<HD>::template rs<kBf16, 1>(o, p[k], desc_v + (uint64_t(k * 16 * sm90::kPanelBytes) >> 4), 1);
-        sm90::wgmma_commit();
+        issue_pv(o, p, sm, s_prev);
+        pass_turn(c);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
-        if (lane == 0) sm.empty_v(s).arrive();
+        if (lane == 0) sm.empty_v(s_prev).arrive();
+        ++q_count;
       }
-      if (n_blocks > 0) ++q_count;
       store_tile(a, tc, o, st, row0, t);
     }
   }

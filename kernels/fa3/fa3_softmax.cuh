@@ -51,12 +51,15 @@ struct RowState {
   float l[2] = {0.f, 0.f};
 };
 
-// One K/V block: new row max, rescale O and l by exp(m_old - m_new), and turn
-// S into P = exp(scale * (S - m_new)) in place. A row that has seen no key yet
-// (max -inf) uses 0 as its max so exp gives 0, not NaN.
-template <int BlockN, int HeadDim>
-__device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], float (&o)[HeadDim / 2], RowState& st,
-                                               float scale_log2) {
+// One K/V block: new row max m_new, S turned into P = exp(scale * (S - m_new))
+// in place, l rescaled and extended. Returns in alpha the factor
+// exp(scale * (m_old - m_new)) by which O must be rescaled: the caller applies
+// it once the P V product still running on the old O has finished (the
+// intra-warpgroup overlap). A row that has seen no key yet (max -inf) uses 0 as
+// its max so exp gives 0, not NaN.
+template <int BlockN>
+__device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState& st, float scale_log2,
+                                               float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mx = st.m[r];
@@ -64,7 +67,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], float (&o
     for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
     mx = quad_max(mx);
     const float m_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
-    const float alpha = fast_exp2(st.m[r] * scale_log2 - m_scaled);
+    alpha[r] = fast_exp2(st.m[r] * scale_log2 - m_scaled);
     st.m[r] = mx;
     float sum = 0.f;
 #pragma unroll
@@ -75,13 +78,20 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], float (&o
         x = fast_exp2(fmaf(x, scale_log2, -m_scaled));
         sum += x;
       }
-    st.l[r] = st.l[r] * alpha + sum;
-#pragma unroll
-    for (int j = 0; j < HeadDim / 8; ++j) {
-      o[4 * j + 2 * r] *= alpha;
-      o[4 * j + 2 * r + 1] *= alpha;
-    }
+    st.l[r] = st.l[r] * alpha[r] + sum;
   }
+}
+
+// O *= alpha, per row.
+template <int HeadDim>
+__device__ __forceinline__ void rescale_o(float (&o)[HeadDim / 2], const float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < HeadDim / 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      o[4 * j + 2 * r] *= alpha[r];
+      o[4 * j + 2 * r + 1] *= alpha[r];
+    }
 }
 
 template <typename Elem>
