@@ -54,7 +54,7 @@ class Executor {
   virtual double matmul_ceiling_tflops() { return 0; }
   // DRAM bytes one launch moves, read through hardware counters in an untimed
   // pass; nullopt with `why` set where counters cannot be read.
-  virtual std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& launch,
+  virtual std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& /*launch*/,
                                               std::string* why) {
     *why = "hardware counters are not available on this back end";
     return std::nullopt;

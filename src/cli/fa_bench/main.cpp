@@ -16,6 +16,7 @@ namespace {
 const fa::cli::SubcommandSetup kSubcommands[] = {
     fa::cli::setup_sweep,
     fa::cli::setup_list,
+    fa::cli::setup_compare,
 };
 
 }  // namespace

@@ -1,0 +1,180 @@
+#include "compare/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace fa {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "same";
+    case Verdict::ambiguous: return "ambiguous";
+    case Verdict::untimed: return "untimed";
+  }
+  return "?";
+}
+
+namespace {
+
+// Relative half-width of a timing's central 80% ((p90 - p10) / 2 / median).
+double spread(const TimingSummary& t) {
+  if (t.median_ms <= 0) return 0;
+  return std::max(0.0, (t.p90_ms - t.p10_ms) / 2 / t.median_ms);
+}
+
+// Ranks statuses so "got worse" is a comparison: ok best.
+int status_rank(Status s) {
+  switch (s) {
+    case Status::ok: return 0;
+    case Status::unsupported: return 1;
+    case Status::oom: return 2;
+    case Status::fail: return 3;
+    case Status::error: return 4;
+  }
+  return 5;
+}
+
+void judge_timing(PairReport& p, const CompareOptions& o) {
+  const Result& b = *p.baseline;
+  const Result& c = *p.current;
+  if (o.deterministic_only || !b.timing || !c.timing || b.timing->median_ms <= 0 ||
+      c.timing->median_ms <= 0) {
+    p.verdict = Verdict::untimed;
+    return;
+  }
+  // Oriented so ratio > 1 means slower, for either metric.
+  p.ratio = o.metric == CompareMetric::latency
+                ? c.timing->median_ms / b.timing->median_ms
+                : (c.tflops > 0 ? b.tflops / c.tflops : INFINITY);
+  // Each side's median is uncertain by about its spread; a difference smaller
+  // than both spreads together cannot be told from noise.
+  p.noise = spread(*b.timing) + spread(*c.timing);
+  double delta = p.ratio - 1;
+  if (std::abs(delta) <= p.noise) {
+    // Within noise: "same" if the noise itself is small enough that a real
+    // regression of max_slowdown would have shown, else we cannot tell.
+    p.verdict = p.noise <= o.max_slowdown ? Verdict::same : Verdict::ambiguous;
+  } else if (delta > 0) {
+    p.verdict = delta > o.max_slowdown ? Verdict::slower : Verdict::same;
+  } else {
+    p.verdict = -delta > o.max_slowdown ? Verdict::faster : Verdict::same;
+  }
+  if (p.verdict == Verdict::slower)
+    p.problems.push_back(fmt::format("{:.1f}% slower ({} {:.4g} -> {:.4g} ms), beyond noise ±{:.1f}%",
+                                     delta * 100, o.metric == CompareMetric::latency ? "median" : "via TFLOP/s",
+                                     b.timing->median_ms, c.timing->median_ms, p.noise * 100));
+}
+
+void judge_correctness(PairReport& p, const CompareOptions& o) {
+  const Result& b = *p.baseline;
+  const Result& c = *p.current;
+  if (status_rank(c.status) > status_rank(b.status))
+    p.problems.push_back(fmt::format("status {} -> {}{}", to_string(b.status), to_string(c.status),
+                                     c.reason.empty() ? "" : " (" + c.reason + ")"));
+  if (b.errors && c.errors) {
+    double allowed = b.errors->o_max_abs * (1 + o.max_error_growth) + o.error_floor;
+    if (c.errors->o_max_abs > allowed || (std::isnan(c.errors->o_max_abs) && !std::isnan(b.errors->o_max_abs)))
+      p.problems.push_back(fmt::format("O max abs error {:.3g} -> {:.3g} (allowed {:.3g})",
+                                       b.errors->o_max_abs, c.errors->o_max_abs, allowed));
+    double lse_allowed = b.errors->lse_max_abs * (1 + o.max_error_growth) + o.error_floor;
+    if (c.errors->lse_max_abs > lse_allowed)
+      p.problems.push_back(fmt::format("LSE max abs error {:.3g} -> {:.3g} (allowed {:.3g})",
+                                       b.errors->lse_max_abs, c.errors->lse_max_abs, lse_allowed));
+    if (c.errors->nonfinite > b.errors->nonfinite)
+      p.problems.push_back(fmt::format("non-finite outputs {} -> {}", b.errors->nonfinite, c.errors->nonfinite));
+  } else if (b.errors && !c.errors && c.status == Status::ok) {
+    p.problems.push_back("errors were measured in the baseline but not now");
+  }
+  if (o.deterministic_only && (b.traffic_model.read_bytes != c.traffic_model.read_bytes ||
+                               b.traffic_model.write_bytes != c.traffic_model.write_bytes))
+    p.problems.push_back(fmt::format("modelled bytes changed {} -> {}", b.traffic_model.total(),
+                                     c.traffic_model.total()));
+}
+
+}  // namespace
+
+CompareReport compare_results(const std::vector<Result>& baseline, const std::vector<Result>& current,
+                              const CompareOptions& o) {
+  std::map<std::string, const Result*> cur;
+  for (const Result& r : current) cur[r.key()] = &r;
+  std::map<std::string, bool> seen;
+  CompareReport rep;
+  for (const Result& b : baseline) {
+    PairReport p;
+    p.key = b.key();
+    p.kernel = b.kernel;
+    p.shape = b.problem.describe();
+    p.baseline = &b;
+    auto it = cur.find(p.key);
+    if (it == cur.end()) {
+      p.problems.push_back("missing from the current results");
+      ++rep.missing;
+    } else {
+      p.current = it->second;
+      seen[p.key] = true;
+      judge_correctness(p, o);
+      judge_timing(p, o);
+    }
+    switch (p.verdict) {
+      case Verdict::faster: ++rep.faster; break;
+      case Verdict::slower: ++rep.slower; break;
+      case Verdict::same: ++rep.same; break;
+      case Verdict::ambiguous: ++rep.ambiguous; break;
+      case Verdict::untimed: break;
+    }
+    if (!p.problems.empty()) ++rep.regressions;
+    rep.pairs.push_back(std::move(p));
+  }
+  for (const Result& c : current) {
+    if (seen.count(c.key())) continue;
+    PairReport p;
+    p.key = c.key();
+    p.kernel = c.kernel;
+    p.shape = c.problem.describe();
+    p.current = &c;
+    ++rep.added;
+    rep.pairs.push_back(std::move(p));
+  }
+  return rep;
+}
+
+std::string compare_markdown(const CompareReport& r, const CompareOptions& o, const std::string& bname,
+                             const std::string& cname) {
+  std::string s = fmt::format("## fa-bench compare: {}\n\n`{}` (baseline) vs `{}` (current)\n\n",
+                              r.failed() ? "REGRESSION" : "ok", bname, cname);
+  s += fmt::format("{} pairs: {} regressions, {} slower, {} faster, {} same, {} ambiguous, {} missing, {} new. ",
+                   r.pairs.size(), r.regressions, r.slower, r.faster, r.same, r.ambiguous, r.missing, r.added);
+  s += o.deterministic_only
+           ? "Deterministic fields only (status, errors, modelled bytes); timings not compared.\n\n"
+           : fmt::format("Metric {}, slowdown threshold {:.1f}% beyond the pair's noise; error growth allowed "
+                         "{:.0f}%.\n\n",
+                         o.metric == CompareMetric::latency ? "latency" : "tflops", o.max_slowdown * 100,
+                         o.max_error_growth * 100);
+  s += "| kernel | shape | verdict | ratio | noise | baseline ms | current ms | problems |\n";
+  s += "|---|---|---|---|---|---|---|---|\n";
+  // Regressions first, then the rest in file order.
+  std::vector<const PairReport*> order;
+  for (const auto& p : r.pairs) if (!p.problems.empty()) order.push_back(&p);
+  for (const auto& p : r.pairs) if (p.problems.empty()) order.push_back(&p);
+  auto ms = [](const Result* x) {
+    return x && x->timing ? fmt::format("{:.4g}", x->timing->median_ms) : std::string("-");
+  };
+  for (const PairReport* p : order) {
+    std::string verdict = !p->current ? "missing" : !p->baseline ? "new" : std::string(to_string(p->verdict));
+    std::string probs;
+    for (const auto& x : p->problems) probs += (probs.empty() ? "" : "; ") + x;
+    s += fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} |\n", p->kernel, p->shape,
+                     p->problems.empty() ? "" : "**", verdict + (p->problems.empty() ? "" : "**"),
+                     p->ratio > 0 ? fmt::format("{:.3f}", p->ratio) : "-",
+                     p->noise > 0 ? fmt::format("±{:.1f}%", p->noise * 100) : "-", ms(p->baseline),
+                     ms(p->current), probs.empty() ? "" : probs);
+  }
+  return s;
+}
+
+}  // namespace fa

@@ -1,0 +1,48 @@
+// The regression gate: pair two result sets row by row and give each pair a
+// noise-aware verdict. The rule is stated in docs/COMPARE.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace fa {
+
+enum class Verdict { faster, slower, same, ambiguous, untimed };
+std::string_view to_string(Verdict);
+
+enum class CompareMetric { latency, tflops };
+
+struct CompareOptions {
+  double max_slowdown = 0.05;      // a slowdown beyond this AND beyond noise fails
+  double max_error_growth = 0.25;  // O max abs error may grow by this fraction ...
+  double error_floor = 1e-6;       // ... or by this much absolutely, before it fails
+  CompareMetric metric = CompareMetric::latency;
+  bool deterministic_only = false; // compare status, errors, modelled bytes; no timing
+};
+
+struct PairReport {
+  std::string key;
+  std::string kernel, shape;
+  const Result* baseline = nullptr;  // null: new in current
+  const Result* current = nullptr;   // null: missing from current
+  Verdict verdict = Verdict::untimed;
+  double ratio = 0;   // current / baseline of the metric, oriented so > 1 is slower
+  double noise = 0;   // the pair's noise band (relative)
+  std::vector<std::string> problems;  // regressions found in this pair; empty = none
+};
+
+struct CompareReport {
+  std::vector<PairReport> pairs;
+  int regressions = 0, faster = 0, slower = 0, same = 0, ambiguous = 0, missing = 0, added = 0;
+  bool failed() const { return regressions > 0; }
+};
+
+CompareReport compare_results(const std::vector<Result>& baseline, const std::vector<Result>& current,
+                              const CompareOptions&);
+
+std::string compare_markdown(const CompareReport&, const CompareOptions&,
+                             const std::string& baseline_name, const std::string& current_name);
+
+}  // namespace fa
