@@ -1,11 +1,15 @@
 // GPU variants from the generated table of compiled instantiations
 // (cmake/fa_instances.cmake). Host-only code: the entry points hide CUDA, so
 // this compiles in every build; without CUDA kernels the table is empty.
+// Error text comes through registry/cuda_error.h (a .cu, or a stand-in without CUDA).
 #include <fmt/format.h>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "common/gpu_entry.h"
 #include "core/errors.h"
+#include "registry/cuda_error.h"
 #include "registry/kernel.h"
 
 namespace fa {
@@ -29,10 +33,22 @@ DType dtype_of(ElemType t) {
   return DType::f32;
 }
 
-// cudaError_t values after which the context is unusable (illegal address,
-// hardware stack error, illegal instruction, misaligned address, invalid pc,
-// launch failure): 700 and 714..719. The sweep must stop after one of these.
-bool sticky_error(int code) { return code == 700 || (code >= 714 && code <= 719); }
+// The tile `--block auto` picks per family and head_dim (both dtypes), measured
+// fastest on an H200 with the paper-fwd sweep (docs/PERF_NOTES.md, FA1/FA2/standard).
+// A (family, dtype, head_dim) group with no entry here defaults to the first tile
+// its instances.cmake lists, so a family states its default by order.
+struct PreferredTile {
+  const char* family;
+  int head_dim;
+  Tile tile;
+};
+constexpr PreferredTile kPreferred[] = {
+    {"fa2", 64, {128, 64, 4, 2}},   // 1.04-1.08x torch flash, seqlen 1k-16k
+    {"fa2", 128, {128, 32, 4, 2}},  // 128x64.w4 spills; 0.94-0.95x torch flash non-causal
+    {"fa2", 256, {128, 64, 8, 2}},  // not yet timed: 8 warps, one m-tile each
+    {"fa1", 64, {128, 128, 8, 2}},  // block_n 128 halves the float32 O round trips
+    {"fa1", 128, {128, 128, 8, 2}},
+};
 
 KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
   KernelVariant v;
@@ -59,15 +75,41 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
   v.run = [e, name](const AttnParams& params, RunContext& ctx) {
     const int rc = e.launch(params, ctx.stream);
     if (rc != 0)
-      throw KernelError(fmt::format("{}: launch returned cudaError {}", name, rc), sticky_error(rc));
+      throw KernelError(fmt::format("{}: launch failed with {} ({})", name, cuda_error_string(rc), rc),
+                        cuda_error_is_sticky(rc));
   };
   return v;
+}
+
+// Marks one default_tile per (family, dtype, head_dim): the preferred tile where
+// it was built, else the group's first entry.
+void mark_default_tiles(std::vector<KernelVariant>& vs) {
+  auto group = [](const KernelVariant& v) {
+    return std::tuple(v.family, v.dtypes.front(), v.head_dims.empty() ? 0 : v.head_dims.front());
+  };
+  for (size_t i = 0; i < vs.size(); ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j) seen = seen || group(vs[j]) == group(vs[i]);
+    if (seen) continue;  // this group was settled at its first member
+    size_t pick = i;
+    for (size_t j = i; j < vs.size(); ++j) {
+      if (group(vs[j]) != group(vs[i])) continue;
+      for (const auto& pref : kPreferred)
+        if (to_string(vs[j].family) == pref.family && std::get<2>(group(vs[j])) == pref.head_dim &&
+            vs[j].tile == pref.tile)
+          pick = j;
+    }
+    vs[pick].default_tile = true;
+  }
 }
 
 }  // namespace
 
 void register_cuda_kernels(Registry& r) {
-  for (const GpuKernelEntry& e : gpu_kernel_entries()) r.add(make_gpu_variant(e));
+  std::vector<KernelVariant> vs;
+  for (const GpuKernelEntry& e : gpu_kernel_entries()) vs.push_back(make_gpu_variant(e));
+  mark_default_tiles(vs);
+  for (auto& v : vs) r.add(std::move(v));
 }
 
 }  // namespace fa

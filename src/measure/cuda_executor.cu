@@ -1,0 +1,399 @@
+// The CUDA back end: device buffers in the problem's dtype, NaN poisoning, timing
+// with CUDA events and a cold L2 before every sample, SM clocks through NVML
+// (dlopen), the cuBLAS bf16 matmul ceiling, DRAM counters through counters.h.
+//
+// Links only the static CUDA runtime and cuBLAS: on a machine without a driver
+// cudaGetDeviceCount fails cleanly and make_cuda_executor says why.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+
+#include "core/errors.h"
+#include "measure/counters.h"
+#include "measure/executor.h"
+#include "measure/nvml_clock.h"
+#include "registry/cuda_error.h"
+
+namespace fa {
+namespace {
+
+// String building without fmt: nvcc's C++20 front end rejects fmt 9's headers.
+template <typename... Args>
+std::string cat(const Args&... args) {
+  std::ostringstream os;
+  os << std::setprecision(3) << std::fixed;
+  (os << ... << args);
+  return os.str();
+}
+
+std::string describe(cudaError_t e) { return cuda_error_string(int(e)); }
+
+// Throws KernelError for an error of a run (sticky where the context is lost).
+void check_run(cudaError_t e, const char* call, const std::string& what) {
+  if (e == cudaSuccess) return;
+  throw KernelError(cat(what, ": ", call, " failed: ", describe(e)),
+                    cuda_error_is_sticky(int(e)));
+}
+
+// Any other CUDA failure outside a kernel run: the tool's own bug or a dead device.
+void check_api(cudaError_t e, const char* call, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  throw KernelError(cat(file, ":", line, ": ", call, " failed: ", describe(e)),
+                    cuda_error_is_sticky(int(e)));
+}
+#define FA_CHECK(call) check_api((call), #call, __FILE__, __LINE__)
+
+// cudaMalloc that turns an out-of-memory failure into OutOfMemory (clearing the
+// error so later calls are unaffected) and any other failure into KernelError.
+void* device_alloc(int64_t bytes, const std::string& what) {
+  if (bytes <= 0) return nullptr;
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, size_t(bytes));
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw OutOfMemory(cat("cudaMalloc of ", bytes, " bytes (", double(bytes) / (1 << 30), " GiB) for ",
+                          what, " failed: ", free_b, " bytes free"));
+  }
+  check_api(e, "cudaMalloc", __FILE__, __LINE__);
+  return p;
+}
+
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
+
+std::vector<uint16_t> to_16bit(const std::vector<float>& x, DType t) {
+  std::vector<uint16_t> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (t == DType::bf16) {
+      __nv_bfloat16 h = __float2bfloat16_rn(x[i]);
+      std::memcpy(&out[i], &h, 2);
+    } else {
+      __half h = __float2half_rn(x[i]);
+      std::memcpy(&out[i], &h, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<float> from_16bit(const std::vector<uint16_t>& x, DType t) {
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (t == DType::bf16) {
+      __nv_bfloat16 h;
+      std::memcpy(&h, &x[i], 2);
+      out[i] = __bfloat162float(h);
+    } else {
+      __half h;
+      std::memcpy(&h, &x[i], 2);
+      out[i] = __half2float(h);
+    }
+  }
+  return out;
+}
+
+// Seeded pseudo-random bf16 in [-1, 1) (the matmul ceiling must not run on zeros).
+__global__ void fill_random_bf16(__nv_bfloat16* x, int64_t n, uint32_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    x[i] = __float2bfloat16(float(h & 0xffffff) / float(1 << 23) - 1.f);
+  }
+}
+
+class CudaExecutor final : public Executor {
+ public:
+  CudaExecutor(int device, const cudaDeviceProp& prop, const std::string& pci)
+      : device_(device), prop_(prop), nvml_(pci) {
+    FA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    FA_CHECK(cudaEventCreate(&start_));
+    FA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~CudaExecutor() override {
+    release();
+    flush_.reset();
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+
+  Backend backend() const override { return Backend::cuda; }
+
+  DeviceInfo info() const override {
+    DeviceInfo d;
+    d.name = prop_.name;
+    auto& m = d.details;
+    m["device"] = std::to_string(device_);
+    m["compute_capability"] = cat(prop_.major, ".", prop_.minor);
+    m["sm_count"] = std::to_string(prop_.multiProcessorCount);
+    m["l2_bytes"] = std::to_string(prop_.l2CacheSize);
+    m["smem_per_block_optin"] = std::to_string(prop_.sharedMemPerBlockOptin);
+    m["memory_bytes"] = std::to_string(prop_.totalGlobalMem);
+    int v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess) m["cuda_driver"] = cat(v / 1000, ".", v % 1000 / 10);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess) m["cuda_runtime"] = cat(v / 1000, ".", v % 1000 / 10);
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+      m["cublas"] = cat(major, ".", minor, ".", patch);
+    if (nvml_.available()) {
+      m["driver"] = nvml_.driver_version();
+      m["sm_clock_mhz"] = std::to_string(nvml_.sm_mhz());
+      m["sm_clock_max_mhz"] = std::to_string(nvml_.max_sm_mhz());
+    } else {
+      m["nvml"] = "unavailable: " + nvml_.why_unavailable();
+    }
+    return d;
+  }
+
+  void prepare(const AttnProblem& p, const HostInputs& in) override {
+    release();
+    if (p.dtype == DType::f32)
+      throw KernelError("the cuda back end stores bf16 or fp16; fp32 problems are cpu-only");
+    problem_ = p;
+    const std::string what = p.describe();
+    const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
+    const int64_t lse_elems = int64_t(p.batch) * p.heads * p.seqlen_q;
+    q_.reset(device_alloc(int64_t(in.q.size()) * 2, "Q of " + what));
+    k_.reset(device_alloc(int64_t(in.k.size()) * 2, "K of " + what));
+    v_.reset(device_alloc(int64_t(in.v.size()) * 2, "V of " + what));
+    o_.reset(device_alloc(o_elems * 2, "O of " + what));
+    lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
+    o_elems_ = o_elems;
+    lse_elems_ = lse_elems;
+    upload(q_.get(), in.q);
+    upload(k_.get(), in.k);
+    upload(v_.get(), in.v);
+  }
+
+  AttnParams params() const override {
+    AttnParams a = make_params(problem_, elem_type(problem_.dtype));
+    a.q = q_.get();
+    a.k = k_.get();
+    a.v = v_.get();
+    a.o = o_.get();
+    a.lse = static_cast<float*>(lse_.get());
+    a.num_sms = prop_.multiProcessorCount;
+    a.workspace = workspace_.get();
+    a.workspace_bytes = workspace_bytes_;
+    return a;
+  }
+
+  void reserve_workspace(int64_t bytes) override {
+    requested_ = bytes;
+    if (bytes <= workspace_bytes_) return;
+    workspace_.reset();
+    workspace_bytes_ = 0;
+    workspace_.reset(device_alloc(bytes, cat("a ", bytes, " byte workspace")));
+    workspace_bytes_ = bytes;
+  }
+
+  void poison_outputs() override {
+    // 0xff bytes are NaN in bf16, fp16 and float32.
+    FA_CHECK(cudaMemsetAsync(o_.get(), 0xff, size_t(o_elems_) * 2, stream_));
+    FA_CHECK(cudaMemsetAsync(lse_.get(), 0xff, size_t(lse_elems_) * 4, stream_));
+    FA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void run_once(const std::function<void(RunContext&)>& launch) override {
+    size_t free_before = 0, free_after = 0, total = 0;
+    FA_CHECK(cudaMemGetInfo(&free_before, &total));
+    launch_checked(launch);
+    check_run(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", problem_.describe());
+    FA_CHECK(cudaMemGetInfo(&free_after, &total));
+    // What a library allocated during the run (cuBLAS handle and workspace on first
+    // use, cuDNN plans) plus the workspace this kernel asked for.
+    const int64_t library = std::max<int64_t>(0, int64_t(free_before) - int64_t(free_after));
+    peak_extra_ = requested_ + library;
+  }
+
+  HostOutputs fetch_outputs() override {
+    std::vector<uint16_t> o(static_cast<size_t>(o_elems_));
+    HostOutputs out;
+    out.lse.resize(size_t(lse_elems_));
+    FA_CHECK(cudaMemcpy(o.data(), o_.get(), o.size() * 2, cudaMemcpyDeviceToHost));
+    FA_CHECK(cudaMemcpy(out.lse.data(), lse_.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
+    out.o = from_16bit(o, problem_.dtype);
+    return out;
+  }
+
+  TimingSummary time(const std::function<void(RunContext&)>& launch,
+                     const TimingOptions& opt) override {
+    for (int i = 0; i < opt.warmup; ++i) launch_checked(launch);
+    check_run(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (warm-up)", problem_.describe());
+    const int64_t flush_bytes = opt.flush_l2 ? ensure_flush_buffer() : 0;
+    std::vector<double> samples;
+    using clock = std::chrono::steady_clock;
+    const auto t_begin = clock::now();
+    do {
+      // Overwrite >= 2x the L2 so the sample starts cold; outside the events.
+      if (flush_bytes > 0)
+        FA_CHECK(cudaMemsetAsync(flush_.get(), int(samples.size() & 0xff), size_t(flush_bytes), stream_));
+      FA_CHECK(cudaEventRecord(start_, stream_));
+      launch_checked(launch);
+      FA_CHECK(cudaEventRecord(stop_, stream_));
+      check_run(cudaEventSynchronize(stop_), "cudaEventSynchronize", problem_.describe());
+      float ms = 0;
+      FA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      samples.push_back(ms);
+    } while (!timing_done(samples, std::chrono::duration<double>(clock::now() - t_begin).count(), opt));
+    const std::string method =
+        flush_bytes > 0
+            ? cat("cuda-events, L2 flushed (memset of ", flush_bytes >> 20, " MiB before each sample)")
+            : std::string(opt.flush_l2 ? "cuda-events, no L2 flush (flush buffer allocation failed)"
+                                       : "cuda-events, no L2 flush");
+    return summarize(std::move(samples), method);
+  }
+
+  int64_t peak_extra_bytes() const override { return peak_extra_; }
+
+  ClockReading clock() const override { return ClockReading{nvml_.sm_mhz()}; }
+
+  double matmul_ceiling_tflops() override {
+    // Once per process: every executor on this device shares the number.
+    static double cached = -1;
+    if (cached < 0) cached = measure_matmul_ceiling();
+    return cached;
+  }
+
+  std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& launch,
+                                      std::string* why) override {
+    auto counts = measure_dram_bytes([&] { launch_checked(launch); }, why);
+    if (!counts) return std::nullopt;
+    Traffic t;
+    t.read_bytes = int64_t(counts->read_bytes);
+    t.write_bytes = int64_t(counts->write_bytes);
+    return t;
+  }
+
+  void release() override {
+    q_.reset();
+    k_.reset();
+    v_.reset();
+    o_.reset();
+    lse_.reset();
+    workspace_.reset();
+    workspace_bytes_ = requested_ = 0;
+    o_elems_ = lse_elems_ = 0;
+  }
+
+ private:
+  void upload(void* dst, const std::vector<float>& src) {
+    const auto bits = to_16bit(src, problem_.dtype);
+    FA_CHECK(cudaMemcpy(dst, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
+  }
+
+  // Runs the launch on our stream; a launch-time error left in the runtime (one a
+  // kernel's launch() did not return) is reported here, not by the next run.
+  void launch_checked(const std::function<void(RunContext&)>& launch) {
+    RunContext ctx;
+    ctx.stream = stream_;
+    launch(ctx);
+    check_run(cudaGetLastError(), "kernel launch", problem_.describe());
+  }
+
+  int64_t ensure_flush_buffer() {
+    const int64_t want = int64_t(std::max(prop_.l2CacheSize, 1 << 20)) * 2;
+    if (!flush_) {
+      void* p = nullptr;
+      if (cudaMalloc(&p, size_t(want)) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+      }
+      flush_.reset(p);
+    }
+    return want;
+  }
+
+  // cuBLAS 8192^3 bf16 GEMM (float32 accumulate) on random data: median of 7 runs
+  // after 2 warm-ups. 0 when it cannot run (memory, cuBLAS failure).
+  double measure_matmul_ceiling() {
+    constexpr int n = 8192;
+    const size_t bytes = size_t(n) * n * 2;
+    DeviceBuffer a, b, c;
+    cublasHandle_t h = nullptr;
+    try {
+      a.reset(device_alloc(int64_t(bytes), "the matmul ceiling's A"));
+      b.reset(device_alloc(int64_t(bytes), "the matmul ceiling's B"));
+      c.reset(device_alloc(int64_t(bytes), "the matmul ceiling's C"));
+    } catch (const OutOfMemory&) {
+      return 0;
+    }
+    fill_random_bf16<<<1024, 256, 0, stream_>>>(static_cast<__nv_bfloat16*>(a.get()), int64_t(n) * n, 1u);
+    fill_random_bf16<<<1024, 256, 0, stream_>>>(static_cast<__nv_bfloat16*>(b.get()), int64_t(n) * n, 2u);
+    FA_CHECK(cudaGetLastError());
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 0;
+    std::vector<double> ms;
+    bool ok = cublasSetStream(h, stream_) == CUBLAS_STATUS_SUCCESS;
+    const float one = 1.f, zero = 0.f;
+    for (int i = 0; ok && i < 9; ++i) {
+      FA_CHECK(cudaEventRecord(start_, stream_));
+      ok = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.get(), CUDA_R_16BF, n, b.get(),
+                        CUDA_R_16BF, n, &zero, c.get(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+      FA_CHECK(cudaEventRecord(stop_, stream_));
+      FA_CHECK(cudaEventSynchronize(stop_));
+      float t = 0;
+      FA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+      if (i >= 2) ms.push_back(t);
+    }
+    cublasDestroy(h);
+    if (!ok || ms.empty()) return 0;
+    std::sort(ms.begin(), ms.end());
+    return 2.0 * n * double(n) * n / (ms[ms.size() / 2] * 1e-3) / 1e12;
+  }
+
+  int device_;
+  cudaDeviceProp prop_;
+  NvmlClock nvml_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  AttnProblem problem_;
+  DeviceBuffer q_, k_, v_, o_, lse_, workspace_, flush_;
+  int64_t o_elems_ = 0, lse_elems_ = 0;
+  int64_t workspace_bytes_ = 0, requested_ = 0, peak_extra_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_cuda_executor(int device, std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (why)
+      *why = e != cudaSuccess ? cat("no CUDA device (", describe(e), ")") : "no CUDA device";
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (device < 0 || device >= count) {
+    if (why) *why = cat("no CUDA device ", device, " (this machine has ", count, ")");
+    return nullptr;
+  }
+  cudaDeviceProp prop{};
+  char pci[32] = {};
+  if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+      cudaDeviceGetPCIBusId(pci, sizeof pci, device) != cudaSuccess) {
+    if (why) *why = cat("CUDA device ", device, " cannot be opened (", describe(cudaGetLastError()), ")");
+    return nullptr;
+  }
+  return std::make_unique<CudaExecutor>(device, prop, pci);
+}
+
+}  // namespace fa
