@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""PyTorch's scaled_dot_product_attention back ends as peers of our kernels.
+
+  torch_peers.py configs/paper-fwd.json --out torch.csv [--backends flash,cudnn,efficient,math]
+
+Reads a config's points the way the sweep does (seqlen axis "512:16384:x2" or a
+list; batch = total_tokens / seqlen when total_tokens is set; heads = hidden /
+head_dim when hidden is set; head_dim, causal, dtype lists), runs each back end
+through torch.nn.attention.sdpa_kernel on BSHD buffers (the layout fa-bench uses,
+handed to torch as [b, h, s, d] views) and writes rows in fa-bench's CSV schema
+(docs/OUTPUTS.md), so plots and compare put them beside our kernels.
+
+Kernel names are torch.<backend>; the family column takes the closest of ours
+(flash -> fa2, since PyTorch's flash back end is FlashAttention-2; efficient -> fa2,
+a tiled online-softmax kernel; cudnn -> cudnn; math -> standard).
+
+Timing: 3 warm-up calls, then samples until the relative noise (p90 - p10) / 2 /
+median is under --target-noise with at least --min-samples, at most --max-samples
+or --max-seconds; before each sample a buffer of 2x the L2 size is written (cold
+L2); CUDA events around the call; the median is quoted. Inputs are seeded normal
+(never zeros). Errors: O against a float64 reference on up to 64 sampled query rows
+(all batches and heads). A back end that refuses a shape is a row with status
+`unsupported`; an allocation failure is `oom`.
+"""
+import argparse
+import csv
+import json
+import math
+import statistics
+import sys
+import time
+
+COLUMNS = ("kernel family backend batch heads heads_kv seqlen_q seqlen_k head_dim causal dtype "
+           "softmax_scale block_m block_n warps stages status reason median_ms min_ms p10_ms p90_ms "
+           "mean_ms stddev_ms samples noise timing_method tflops matmul_fraction "
+           "traffic_model_read_bytes traffic_model_write_bytes model_bandwidth_gbps "
+           "traffic_measured_read_bytes traffic_measured_write_bytes traffic_measured_source "
+           "peak_extra_bytes o_max_abs o_max_rel o_rel_l2 lse_max_abs lse_max_rel nonfinite "
+           "rows_checked sampled tolerance clock_before_mhz clock_after_mhz seed").split()
+
+FAMILY = {"flash": "fa2", "efficient": "fa2", "cudnn": "cudnn", "math": "standard"}
+
+
+def parse_axis(value):
+    """An axis as the sweep writes it: a number, a list, or "a:b:xK" / "a:b:+K" ranges, comma-joined."""
+    if isinstance(value, list):
+        out = []
+        for v in value:
+            out += parse_axis(v)
+        return out
+    if isinstance(value, (int, float, bool)):
+        return [value]
+    out = []
+    for part in str(value).split(","):
+        part = part.strip()
+        if ":" in part:
+            start, stop, step = part.split(":")
+            x, stop = int(start), int(stop)
+            while x <= stop:
+                out.append(x)
+                x = x * int(step[1:]) if step.startswith("x") else x + int(step.lstrip("+"))
+        else:
+            out.append(int(part))
+    return out
+
+
+def points(cfg):
+    dtypes = cfg.get("dtype", "bf16")
+    dtypes = dtypes if isinstance(dtypes, list) else [dtypes]
+    causals = cfg.get("causal", [False])
+    causals = causals if isinstance(causals, list) else [causals]
+    for dtype in dtypes:
+        for hd in parse_axis(cfg.get("head_dim", 64)):
+            for causal in causals:
+                for n in parse_axis(cfg.get("seqlen", 1024)):
+                    nq = parse_axis(cfg["seqlen_q"])[0] if "seqlen_q" in cfg else n
+                    nk = parse_axis(cfg["seqlen_k"])[0] if "seqlen_k" in cfg else n
+                    batch = cfg["total_tokens"] // n if "total_tokens" in cfg else parse_axis(cfg.get("batch", 1))[0]
+                    heads = cfg["hidden"] // hd if "hidden" in cfg else parse_axis(cfg.get("heads", 1))[0]
+                    heads_kv = parse_axis(cfg.get("heads_kv", heads))[0]
+                    yield dict(batch=max(batch, 1), heads=heads, heads_kv=heads_kv, seqlen_q=nq,
+                               seqlen_k=nk, head_dim=hd, causal=bool(causal), dtype=dtype)
+
+
+def summarize(samples):
+    s = sorted(samples)
+    q = lambda f: s[int(f * (len(s) - 1))]
+    med = statistics.median(s)
+    return dict(median_ms=med, min_ms=s[0], p10_ms=q(0.1), p90_ms=q(0.9), mean_ms=statistics.fmean(s),
+                stddev_ms=statistics.pstdev(s), samples=len(s), noise=(q(0.9) - q(0.1)) / 2 / med)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("config")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--backends", default="flash,cudnn,efficient,math")
+    ap.add_argument("--min-samples", type=int, default=10)
+    ap.add_argument("--max-samples", type=int, default=100)
+    ap.add_argument("--max-seconds", type=float, default=1.0)
+    ap.add_argument("--target-noise", type=float, default=0.01)
+    ap.add_argument("--seed", type=int, default=1234)
+    args = ap.parse_args()
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+    chosen = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in chosen:
+        if b not in backends:
+            sys.exit(f"torch_peers.py: unknown back end '{b}' (known: {', '.join(backends)})")
+    with open(args.config) as f:
+        cfg = json.load(f)
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    flush = torch.empty(2 * props.L2_cache_size, dtype=torch.uint8, device=dev)
+    method = "cuda-events, L2 flushed (torch)"
+    print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True)
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16}
+
+    rows = []
+    for pt in points(cfg):
+        b, h, hkv, nq, nk, d = (pt[k] for k in ("batch", "heads", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"))
+        gen = torch.Generator(device=dev).manual_seed(args.seed + nq * 7 + d)
+        try:
+            q = torch.randn(b, nq, h, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
+            k = torch.randn(b, nk, hkv, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
+            v = torch.randn(b, nk, hkv, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
+        except torch.OutOfMemoryError:
+            continue
+        flops = 4.0 * b * h * nq * nk * d * (0.5 if pt["causal"] else 1.0)
+        # float64 reference on sampled rows; causal is bottom-right aligned (row i sees
+        # keys j <= i + nk - nq), the same convention as ours.
+        rows_idx = torch.linspace(0, nq - 1, min(nq, 64), device=dev).round().long().unique()
+        qs, ks, vs = q[:, :, rows_idx].double(), k.double(), v.double()
+        if hkv != h:
+            ks, vs = ks.repeat_interleave(h // hkv, 1), vs.repeat_interleave(h // hkv, 1)
+        s = qs @ ks.transpose(-1, -2) / math.sqrt(d)
+        if pt["causal"]:
+            keys = torch.arange(nk, device=dev)
+            s = s.masked_fill(keys[None, :] > (rows_idx[:, None] + nk - nq), float("-inf"))
+        ref = torch.nan_to_num(torch.softmax(s, -1)) @ vs
+        del qs, ks, vs, s
+        for name in chosen:
+            row = dict.fromkeys(COLUMNS, "")
+            row.update(kernel=f"torch.{name}", family=FAMILY[name], backend="cuda", batch=b, heads=h,
+                       heads_kv=hkv, seqlen_q=nq, seqlen_k=nk, head_dim=d,
+                       causal="true" if pt["causal"] else "false", dtype=pt["dtype"],
+                       softmax_scale=1.0 / math.sqrt(d), seed=args.seed)
+            # torch's is_causal is top-left aligned; pass an explicit bottom-right mask
+            # only where the two differ (nq != nk), which some back ends refuse.
+            kw = {"is_causal": pt["causal"]} if nq == nk or not pt["causal"] else {
+                "attn_mask": torch.ones(nq, nk, dtype=torch.bool, device=dev).tril(nk - nq)}
+            gqa = {"enable_gqa": True} if hkv != h else {}
+            run = lambda: F.scaled_dot_product_attention(q, k, v, **kw, **gqa)
+            try:
+                with sdpa_kernel(backends[name]):
+                    torch.cuda.synchronize()
+                    base = torch.cuda.memory_allocated()
+                    torch.cuda.reset_peak_memory_stats()
+                    out = run()
+                    torch.cuda.synchronize()
+                    peak = torch.cuda.max_memory_allocated() - base - out.numel() * out.element_size()
+                    err = (out[:, :, rows_idx].double() - ref).abs()
+                    row.update(o_max_abs=err.max().item(), nonfinite=int((~torch.isfinite(out[:, :, rows_idx])).sum()),
+                               rows_checked=len(rows_idx), sampled="true" if len(rows_idx) < nq else "false",
+                               peak_extra_bytes=max(int(peak), 0))
+                    del out
+                    for _ in range(3):
+                        run()
+                    samples, t_start = [], time.monotonic()
+                    while True:
+                        flush.fill_(len(samples) & 0xFF)
+                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        e0.record()
+                        run()
+                        e1.record()
+                        e1.synchronize()
+                        samples.append(e0.elapsed_time(e1))
+                        n = len(samples)
+                        if n >= args.max_samples or (n >= args.min_samples and (
+                                summarize(samples)["noise"] < args.target_noise
+                                or time.monotonic() - t_start > args.max_seconds)):
+                            break
+                summ = summarize(samples)
+                row.update(summ, status="ok", timing_method=method,
+                           tflops=flops / (summ["median_ms"] * 1e-3) / 1e12)
+            except torch.OutOfMemoryError as e:
+                row.update(status="oom", reason=str(e).splitlines()[0][:200])
+                torch.cuda.empty_cache()
+            except RuntimeError as e:
+                msg = str(e).replace("\n", " ")[:200]
+                row.update(status="unsupported" if "No available kernel" in msg else "error", reason=msg)
+            rows.append(row)
+            tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
+            print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}{' causal' if pt['causal'] else ''}: "
+                  f"{tf}", flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    print(f"wrote {len(rows)} rows to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
