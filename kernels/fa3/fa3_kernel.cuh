@@ -55,7 +55,9 @@ struct Fa3Fwd {
     RingPos<Cfg::kStages> ring;
     uint32_t q_count = 0;
     const int group = a.heads / a.heads_kv;
-    for (int idx = blockIdx.x; idx < a.num_tiles; idx += gridDim.x) {
+    for (int round = 0;; ++round) {
+      const int idx = tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.num_tiles) break;
       const TileCoord tc = tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
@@ -134,7 +136,9 @@ struct Fa3Fwd {
     if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
     RingPos<Cfg::kStages> ring;
     uint32_t q_count = 0;
-    for (int idx = blockIdx.x; idx < a.num_tiles; idx += gridDim.x) {
+    for (int round = 0;; ++round) {
+      const int idx = tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.num_tiles) break;
       const TileCoord tc = tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
