@@ -58,6 +58,9 @@ struct SweepConfig {
   int64_t cpu_mem_limit = 0;             // bytes; 0 = half the machine's RAM
   bool counters = false;                 // cuda: read DRAM bytes from hardware counters
   std::string description;
+  // Validate only, never time (fa-check): rows carry errors but no timing. Not
+  // a config key: the sweep always times.
+  bool validate_only = false;
 
   // Every setting by its key, fully resolved (seed included once chosen).
   nlohmann::json to_json() const;

@@ -105,6 +105,10 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
       row.traffic_measured = Traffic{counted.counted_read_bytes, counted.counted_write_bytes};
       row.traffic_measured_source = "cpu-count";
     }
+    if (c.validate_only) {
+      row.clock_after_mhz = ex.clock().sm_mhz;
+      return;
+    }
     row.timing = ex.time(launch, c.timing);
     if (c.counters && ex.backend() == Backend::cuda) {
       std::string why;

@@ -1,5 +1,6 @@
 // The sweep loop: per point, inputs once, reference once, then per kernel:
-// supports? -> workspace -> poison -> run -> compare -> (only if it passes) time.
+// supports? -> workspace -> poison -> run -> compare -> (only if it passes) time
+// (never with SweepConfig::validate_only, which fa-check sets).
 // Every outcome is a Result row handed to on_row as soon as it exists.
 #pragma once
 #include <cstdint>
