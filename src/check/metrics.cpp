@@ -106,7 +106,7 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
   ErrorMetrics m;
   m.rows_checked = n_rows;
   m.sampled = n_rows < nq;
-  double diff2 = 0, ref2 = 0;
+  double diff2 = 0, ref2 = 0, lse_diff2 = 0, lse_ref2 = 0;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t ri = 0; ri < n_rows; ++ri) {
       const int64_t row = ref.rows[ri];
@@ -134,11 +134,14 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
           const double err = std::abs(double(lo) - lr);
           m.lse_max_abs = std::max(m.lse_max_abs, err);
           m.lse_max_rel = std::max(m.lse_max_rel, err / (std::abs(lr) + rel_eps));
+          lse_diff2 += err * err;
+          lse_ref2 += lr * lr;
         }
       }
     }
   // All-zero reference (every checked row sees no key): the plain L2 of the error.
   m.o_rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  m.lse_rel_l2 = lse_ref2 > 0 ? std::sqrt(lse_diff2 / lse_ref2) : std::sqrt(lse_diff2);
   return m;
 }
 

@@ -17,6 +17,7 @@ std::optional<Status> parse_status(std::string_view);
 struct ErrorMetrics {
   double o_max_abs = 0, o_max_rel = 0, o_rel_l2 = 0;
   double lse_max_abs = 0, lse_max_rel = 0;
+  double lse_rel_l2 = 0;     // ||lse - ref|| / ||ref|| over rows that see a key (fa-check reports it)
   int64_t nonfinite = 0;     // NaN/Inf in O or LSE where the reference is finite
   int64_t rows_checked = 0;  // query rows compared (all rows, or a sample)
   bool sampled = false;
