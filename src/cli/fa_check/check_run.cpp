@@ -1,0 +1,114 @@
+#include "cli/fa_check/check_run.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "reference/cpu_kernels.h"
+#include "sweep/config.h"
+#include "sweep/plan.h"
+#include "sweep/runner.h"
+
+namespace fa::check {
+
+namespace {
+
+const KernelVariant& faulty_variant(const std::string& entry, const Registry& reg,
+                                    std::deque<KernelVariant>& owned) {
+  const auto plus = entry.find('+');
+  const std::string base = entry.substr(0, plus), fault_name = entry.substr(plus + 1);
+  const KernelVariant* v = reg.find(base);
+  if (!v || v->backend != Backend::cpu || v->family != Family::fa2)
+    throw UsageError(fmt::format("--kernels '{}': faults are planted only in cpu.fa2 variants "
+                                 "(e.g. cpu.fa2.64x64+no_rescale)", entry));
+  for (CpuFault f : planted_cpu_faults())
+    if (to_string(f) == fault_name) return owned.emplace_back(make_faulty_cpu_variant(f, v->tile));
+  std::string names;
+  for (CpuFault f : planted_cpu_faults()) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
+  throw UsageError(fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, names));
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(" '\"*?$\\") == std::string::npos) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+KernelSet resolve_kernels(const std::string& selection, Backend backend, const Registry& reg) {
+  KernelSet set;
+  std::string plain;  // the entries the registry resolves
+  std::vector<std::string> faulty;
+  size_t start = 0;
+  while (start <= selection.size()) {
+    const size_t comma = std::min(selection.find(',', start), selection.size());
+    const std::string entry = selection.substr(start, comma - start);
+    if (entry.find('+') != std::string::npos) faulty.push_back(entry);
+    else if (!entry.empty()) plain += (plain.empty() ? "" : ",") + entry;
+    start = comma + 1;
+  }
+  if (selection.empty()) plain = std::string(to_string(backend));
+  if (!plain.empty())
+    for (const KernelVariant* v : reg.select(plain))
+      if (v->backend == backend) set.kernels.push_back(v);
+  for (const auto& entry : faulty) {
+    if (backend != Backend::cpu)
+      throw UsageError(fmt::format("--kernels '{}': faulty variants run on the cpu back end "
+                                   "(--backend cpu)", entry));
+    set.kernels.push_back(&faulty_variant(entry, reg, set.owned));
+  }
+  if (set.kernels.empty())
+    throw UsageError(fmt::format("--kernels '{}': no kernel of this selection runs on the {} back end",
+                                 selection, to_string(backend)));
+  return set;
+}
+
+size_t run_case(const AttnProblem& p, Distribution dist, const std::vector<const KernelVariant*>& kernels,
+                const CheckSettings& s, Executor& ex, const std::function<void(const CheckRow&)>& on_row) {
+  SweepConfig cfg;
+  cfg.distribution = dist;
+  cfg.max_check_rows = s.max_check_rows;
+  cfg.threads = s.threads;
+  cfg.validate_only = true;
+  const bool sampled = p.seqlen_q > s.max_check_rows;
+  SweepPlan plan;
+  std::map<int, size_t> point_of_block;  // block_m -> index in plan.points (sampled cases)
+  size_t unsupported = 0;
+  for (const KernelVariant* v : kernels) {
+    if (!v->supports(p).ok) {
+      ++unsupported;
+      continue;
+    }
+    const int group = sampled ? v->tile.block_m : 0;
+    auto [it, fresh] = point_of_block.try_emplace(group, plan.points.size());
+    if (fresh) plan.points.push_back(PlannedPoint{p, {}});
+    PlannedKernel k;
+    k.variant = v;
+    k.name = v->name;
+    k.family = v->family;
+    k.backend = v->backend;
+    k.tile = v->tile;
+    plan.points[it->second].kernels.push_back(std::move(k));
+  }
+  if (plan.points.empty()) return unsupported;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { on_row(CheckRow{r, dist}); };
+  SweepOutcome out = run_sweep(plan, cfg, s.seed, ex, 0, {}, hooks);
+  if (out.end == SweepEnd::sticky_error)
+    throw KernelError(fmt::format("sticky device error, check stopped: {} (seed {})", out.why, s.seed), true);
+  return unsupported;
+}
+
+std::string replay_command(const std::string& program, const CheckRow& row, const CheckSettings& s,
+                           int64_t default_max_check_rows) {
+  std::string cmd = fmt::format("{} --backend {} --kernels {} --case {} --distribution {} --seed {}",
+                                quote(program), to_string(row.result.backend), quote(row.result.kernel),
+                                quote(row.result.problem.describe()), to_string(row.distribution), s.seed);
+  if (s.max_check_rows != default_max_check_rows) cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
+  return cmd;
+}
+
+}  // namespace fa::check

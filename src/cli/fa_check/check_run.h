@@ -1,0 +1,50 @@
+// Runs kernels over check cases through the sweep runner (validate-only), and
+// formats the command line that replays one failing row.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/fa_check/suite.h"
+#include "core/result.h"
+#include "measure/executor.h"
+#include "registry/kernel.h"
+
+namespace fa::check {
+
+// The kernels a --kernels selection names on one back end. Besides the
+// registry's selection syntax, "cpu.fa2.<tile>+<fault>" builds a cpu.fa2 variant
+// with a planted fault (reference/cpu_kernels.h): never registered, so it only
+// exists where fa-check is asked for it (self-test, replaying a self-test row).
+struct KernelSet {
+  std::vector<const KernelVariant*> kernels;
+  std::deque<KernelVariant> owned;  // the faulty variants
+};
+KernelSet resolve_kernels(const std::string& selection, Backend, const Registry&);
+
+struct CheckRow {
+  Result result;  // errors filled, no timing
+  Distribution distribution = Distribution::normal;
+};
+
+struct CheckSettings {
+  uint64_t seed = 0;
+  int64_t max_check_rows = 2048;  // full comparison up to this seqlen_q, sampled rows beyond
+  int threads = 0;
+};
+
+// One case under one distribution: every kernel of `kernels` that supports the
+// shape gives a row (to on_row); returns how many kernels did not support it.
+// Kernels are grouped by block_m when rows are sampled, so the rows compared do
+// not depend on which other kernels ran (a replay of one kernel checks the same rows).
+size_t run_case(const AttnProblem&, Distribution, const std::vector<const KernelVariant*>&,
+                const CheckSettings&, Executor&, const std::function<void(const CheckRow&)>& on_row);
+
+// "fa-check --backend cpu --kernels K --case '...' --distribution D --seed S"
+// (+ --max-check-rows when not the default): reruns exactly this row.
+std::string replay_command(const std::string& program, const CheckRow&, const CheckSettings&,
+                           int64_t default_max_check_rows);
+
+}  // namespace fa::check

@@ -1,0 +1,216 @@
+// fa-check: validate kernels over a suite of shapes and input distributions
+// against the float64 reference (no timing), or prove with --self-test that
+// the check catches deliberately broken kernels. main parses and dispatches;
+// the loop is the sweep runner's (validate-only).
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "cli/common/command_line.h"
+#include "cli/common/exit_codes.h"
+#include "cli/fa_check/check_report.h"
+#include "cli/fa_check/check_run.h"
+#include "cli/fa_check/self_test.h"
+#include "cli/fa_check/suite.h"
+#include "core/errors.h"
+#include "measure/cpu_executor.h"
+#include "report/atomic_file.h"
+#include "report/metadata.h"
+
+namespace fa::check {
+
+namespace {
+
+constexpr const char* kProg = "fa-check";
+constexpr int64_t kDefaultMaxCheckRows = 2048;
+
+struct Options {
+  std::string config, kernels, backend = "auto", case_text, distribution, json, csv;
+  bool quick = false, self_test = false;
+  std::optional<uint64_t> seed;
+  int64_t max_check_rows = kDefaultMaxCheckRows;
+  int threads = 0;
+};
+
+std::unique_ptr<Executor> pick_executor(const std::string& backend, int threads) {
+  if (backend == "cpu") return make_cpu_executor(threads, 0);
+  if (backend != "auto" && backend != "cuda")
+    throw UsageError(fmt::format("--backend: unknown '{}' (auto, cpu, cuda)", backend));
+  std::string why;
+  if (auto ex = make_cuda_executor(0, &why)) {
+    if (backend == "auto") cli::print_note(kProg, "backend: cuda (auto: a CUDA device is present)");
+    return ex;
+  }
+  if (backend == "cuda") throw UsageError(fmt::format("--backend cuda: no CUDA back end here: {}", why));
+  cli::print_note(kProg, fmt::format("backend: cpu (auto: {})", why));
+  return make_cpu_executor(threads, 0);
+}
+
+// The cases to run: --case alone, or the suite file filtered by --quick, the
+// back end in use and --distribution.
+std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
+  std::optional<Distribution> dist;
+  if (!o.distribution.empty()) {
+    dist = parse_distribution(o.distribution);
+    if (!dist) throw UsageError(fmt::format("--distribution: unknown '{}' (normal, uniform, adversarial)",
+                                            o.distribution));
+  }
+  if (!o.case_text.empty()) {
+    CheckCase c;
+    c.problem = parse_case(o.case_text, "--case");
+    c.distributions = {dist.value_or(Distribution::normal)};
+    return {c};
+  }
+  const std::string path = o.config.empty() ? default_suite_path() : o.config;
+  std::vector<CheckCase> picked;
+  for (CheckCase& c : load_suite(path)) {
+    if (o.quick && !c.quick) continue;
+    if (c.backend && *c.backend != backend) continue;
+    if (dist) {
+      if (std::find(c.distributions.begin(), c.distributions.end(), *dist) == c.distributions.end()) continue;
+      c.distributions = {*dist};
+    }
+    picked.push_back(std::move(c));
+  }
+  if (picked.empty()) throw UsageError(fmt::format("{}: no case left after the filters", path));
+  return picked;
+}
+
+int run(const Options& o, const std::string& program) {
+  if (o.max_check_rows < 1) throw UsageError("--max-check-rows must be >= 1");
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--json", o.json}, {"--csv", o.csv}})
+    if (!path.empty())
+      if (std::string why = unwritable_reason(path); !why.empty())
+        throw UsageError(fmt::format("{}: cannot write '{}': {}", flag, path, why));
+  if (o.self_test && o.backend == "cuda")
+    throw UsageError("--self-test plants faults in the CPU FA2 kernel: it runs on --backend cpu");
+  if (o.self_test && !o.kernels.empty())
+    throw UsageError("--self-test chooses its own kernels (cpu.fa2.64x64 and its faulty copies); drop --kernels");
+
+  std::unique_ptr<Executor> ex = pick_executor(o.self_test ? "cpu" : o.backend, o.threads);
+  const std::vector<CheckCase> cases = select_cases(o, ex->backend());
+  const KernelSet set = resolve_kernels(o.self_test ? self_test_selection() : o.kernels, ex->backend(),
+                                        Registry::instance());
+  CheckSettings s;
+  s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  s.max_check_rows = o.max_check_rows;
+  s.threads = o.threads;
+  size_t runs = 0;
+  for (const auto& c : cases) runs += c.distributions.size();
+  cli::print_note(kProg, fmt::format("seed: {} ({} cases x distributions, {} kernels, backend {})", s.seed,
+                                     runs, set.kernels.size(), to_string(ex->backend())));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<CheckRow> rows;
+  size_t unsupported = 0;
+  std::fputs(table_header().c_str(), stdout);
+  for (const CheckCase& c : cases)
+    for (Distribution d : c.distributions)
+      unsupported += run_case(c.problem, d, set.kernels, s, *ex, [&](const CheckRow& row) {
+        rows.push_back(row);
+        std::fputs(table_row(row).c_str(), stdout);
+        std::fflush(stdout);
+      });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (!o.json.empty()) {
+    MetadataInputs mi;
+    mi.command_line = cli::command_line();
+    mi.config = {{"tool", "fa-check"},
+                 {"suite", o.case_text.empty() ? (o.config.empty() ? default_suite_path() : o.config) : ""},
+                 {"case", o.case_text},
+                 {"quick", o.quick},
+                 {"self_test", o.self_test},
+                 {"kernels", o.kernels},
+                 {"distribution", o.distribution},
+                 {"max_check_rows", o.max_check_rows},
+                 {"seed", s.seed}};
+    mi.seed = s.seed;
+    mi.device = ex->info();
+    mi.backend = std::string(to_string(ex->backend()));
+    mi.timing_method = "none (validation only)";
+    nlohmann::json meta = build_metadata(mi);
+    meta["run_status"] = "complete";
+    write_check_json(o.json, meta, rows);
+  }
+  if (!o.csv.empty()) write_check_csv(o.csv, rows);
+
+  size_t failed = 0;
+  for (const auto& row : rows)
+    if (row.result.status == Status::fail || row.result.status == Status::error) ++failed;
+  fmt::print("\n{} rows in {:.1f} s: {} passed, {} failed or errored; {} kernel x case pairs skipped "
+             "(shape not supported by the kernel)\n",
+             rows.size(), seconds, rows.size() - failed, failed, unsupported);
+  if (o.self_test) return report_self_test(rows) ? cli::kExitOk : cli::kExitFailure;
+  if (failed == 0) return cli::kExitOk;
+  fmt::print("\nFailures (seed {}), each replayed by the command under it:\n", s.seed);
+  for (const auto& row : rows) {
+    const Result& r = row.result;
+    if (r.status != Status::fail && r.status != Status::error) continue;
+    fmt::print("- {} on '{}' ({}): {}\n  {}\n", r.kernel, r.problem.describe(), to_string(row.distribution),
+               r.reason, replay_command(program, row, s, kDefaultMaxCheckRows));
+  }
+  std::fflush(stdout);
+  cli::print_error(kProg, fmt::format("{} of {} rows failed validation or errored (seed {})", failed,
+                                      rows.size(), s.seed));
+  return cli::kExitFailure;
+}
+
+}  // namespace
+
+}  // namespace fa::check
+
+int main(int argc, char** argv) {
+  using namespace fa::check;
+  fa::cli::set_command_line(argc, argv);
+  CLI::App app{"fa-check: validate attention kernels against a float64 reference over a suite of shapes "
+               "and input distributions (no timing)",
+               "fa-check"};
+  app.set_version_flag("--version", std::string(FA_BENCH_VERSION) + " (" + FA_BENCH_GIT_COMMIT + ")");
+  Options o;
+  app.add_option("--config", o.config,
+                 "Check suite (default configs/check.json). Example: --config configs/check.json")
+      ->type_name("FILE");
+  app.add_option("--kernels", o.kernels,
+                 "Kernel names, families, back ends or globs, as in the sweep (default: every kernel of the "
+                 "back end in use). Example: --kernels cpu.fa2.64x64,cpu.standard")
+      ->type_name("SELECTION");
+  app.add_flag("--quick", o.quick, "Only the suite's quick cases (seconds on a CPU)");
+  app.add_option("--backend", o.backend,
+                 "auto (cuda when a device is present, else cpu; says which on stderr), cpu or cuda")
+      ->type_name("auto|cpu|cuda");
+  app.add_option("--case", o.case_text,
+                 "Run one shape instead of the suite, written as the table prints it. "
+                 "Example: --case 'b1 h4/2 q257 k300 d64 bf16 causal'")
+      ->type_name("SHAPE");
+  app.add_option("--distribution", o.distribution,
+                 "Inputs for --case (default normal), or only the suite's cases with this distribution: "
+                 "normal, uniform, adversarial")
+      ->type_name("NAME");
+  app.add_option("--seed", o.seed, "Input seed (default: fresh, printed). Example: --seed 123")->type_name("UINT64");
+  app.add_option("--max-check-rows", o.max_check_rows,
+                 "Compare every query row up to this seqlen_q, a seeded sample of this many beyond (default 2048)")
+      ->type_name("N");
+  app.add_option("--threads", o.threads, "CPU back end: threads for the reference and CPU kernels (0 = all)")
+      ->type_name("N");
+  app.add_option("--json", o.json, "Write every row with metadata to this JSON file")->type_name("FILE");
+  app.add_option("--csv", o.csv, "Write every row to this CSV file")->type_name("FILE");
+  app.add_flag("--self-test", o.self_test,
+               "Run cpu.fa2.64x64 and copies of it with planted bugs over the suite; exit 0 only when the "
+               "clean kernel passes every case and every planted bug fails at least one");
+  app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input.\n"
+             "A failing row prints the command that replays it. Rule and floors: docs/CHECK.md.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fa::cli::print_error("fa-check", std::string(e.what()) + " (run with --help for the flags)");
+    return fa::cli::kExitUsage;
+  }
+  const std::string program = argv[0];
+  return fa::cli::run_guarded("fa-check", [&] { return run(o, program); });
+}

@@ -1,0 +1,134 @@
+#include "cli/fa_check/suite.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+
+namespace fa::check {
+
+namespace {
+
+int parse_int(const std::string& s, const std::string& token, const std::string& where) {
+  size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || v <= 0)
+    throw UsageError(fmt::format("{}: '{}' needs a positive integer", where, token));
+  return v;
+}
+
+}  // namespace
+
+AttnProblem parse_case(const std::string& text, const std::string& where) {
+  AttnProblem p;
+  bool seen_b = false, seen_h = false, seen_q = false, seen_k = false, seen_d = false, seen_t = false;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    const char c = tok[0];
+    const std::string rest = tok.substr(1);
+    if (tok == "causal") {
+      p.causal = true;
+    } else if (auto dt = parse_dtype(tok)) {
+      p.dtype = *dt;
+      seen_t = true;
+    } else if (c == 'b') {
+      p.batch = parse_int(rest, tok, where), seen_b = true;
+    } else if (c == 'h') {
+      const auto slash = rest.find('/');
+      if (slash == std::string::npos)
+        throw UsageError(fmt::format("{}: '{}' must be h<heads>/<heads_kv>, e.g. h8/2", where, tok));
+      p.heads = parse_int(rest.substr(0, slash), tok, where);
+      p.heads_kv = parse_int(rest.substr(slash + 1), tok, where);
+      seen_h = true;
+    } else if (c == 'q') {
+      p.seqlen_q = parse_int(rest, tok, where), seen_q = true;
+    } else if (c == 'k') {
+      p.seqlen_k = parse_int(rest, tok, where), seen_k = true;
+    } else if (c == 'd') {
+      p.head_dim = parse_int(rest, tok, where), seen_d = true;
+    } else {
+      throw UsageError(fmt::format("{}: unknown token '{}' in case '{}' (expected like "
+                                   "'b1 h4/2 q257 k300 d64 bf16 causal')", where, tok, text));
+    }
+  }
+  if (!(seen_b && seen_h && seen_q && seen_k && seen_d && seen_t))
+    throw UsageError(fmt::format("{}: case '{}' must name b, h, q, k, d and a dtype, e.g. "
+                                 "'b1 h4/2 q257 k300 d64 bf16 causal'", where, text));
+  if (std::string why = p.invalid_reason(); !why.empty())
+    throw UsageError(fmt::format("{}: case '{}': {}", where, text, why));
+  return p;
+}
+
+std::vector<CheckCase> load_suite(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw UsageError(fmt::format("cannot open the check suite '{}' (--config)", path));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(fmt::format("{}: malformed JSON: {}", path, e.what()));
+  }
+  if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
+    throw UsageError(fmt::format("{}: a check suite is an object with a \"cases\" array", path));
+  std::vector<CheckCase> cases;
+  for (size_t i = 0; i < doc["cases"].size(); ++i) {
+    const auto& j = doc["cases"][i];
+    const std::string where = fmt::format("{}: cases[{}]", path, i);
+    if (!j.is_object() || !j.contains("case") || !j["case"].is_string())
+      throw UsageError(where + ": needs \"case\": \"b1 h4/2 q257 k300 d64 bf16 causal\"");
+    for (const auto& [key, value] : j.items())
+      if (key != "case" && key != "distributions" && key != "quick" && key != "backend" && key != "why")
+        throw UsageError(fmt::format("{}: unknown key '{}' (case, distributions, quick, backend, why)",
+                                     where, key));
+    CheckCase c;
+    c.problem = parse_case(j["case"].get<std::string>(), where);
+    if (j.contains("distributions")) {
+      c.distributions.clear();
+      for (const auto& d : j["distributions"]) {
+        auto dist = d.is_string() ? parse_distribution(d.get<std::string>()) : std::nullopt;
+        if (!dist)
+          throw UsageError(fmt::format("{}: unknown distribution {} (normal, uniform, adversarial)",
+                                       where, d.dump()));
+        c.distributions.push_back(*dist);
+      }
+      if (c.distributions.empty()) throw UsageError(where + ": \"distributions\" is empty");
+    }
+    if (j.contains("quick")) c.quick = j["quick"].get<bool>();
+    if (j.contains("backend")) {
+      c.backend = parse_backend(j["backend"].get<std::string>());
+      if (!c.backend) throw UsageError(where + ": \"backend\" is cpu or cuda");
+    }
+    if (j.contains("why")) c.why = j["why"].get<std::string>();
+    cases.push_back(std::move(c));
+  }
+  if (cases.empty()) throw UsageError(fmt::format("{}: no cases", path));
+  return cases;
+}
+
+std::string default_suite_path() {
+  namespace fs = std::filesystem;
+  const fs::path here = "configs/check.json";
+  if (fs::exists(here)) return here.string();
+  // Builds live in a folder of the source tree (build/, build-*/).
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path beside = exe.parent_path().parent_path() / "configs" / "check.json";
+    if (fs::exists(beside)) return beside.string();
+  }
+  return here.string();  // the open fails with a message naming it
+}
+
+}  // namespace fa::check
