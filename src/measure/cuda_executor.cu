@@ -171,11 +171,16 @@ class CudaExecutor final : public Executor {
     const std::string what = p.describe();
     const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
     const int64_t lse_elems = int64_t(p.batch) * p.heads * p.seqlen_q;
-    q_.reset(device_alloc(int64_t(in.q.size()) * 2, "Q of " + what));
-    k_.reset(device_alloc(int64_t(in.k.size()) * 2, "K of " + what));
-    v_.reset(device_alloc(int64_t(in.v.size()) * 2, "V of " + what));
-    o_.reset(device_alloc(o_elems * 2, "O of " + what));
-    lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
+    try {
+      q_.reset(device_alloc(int64_t(in.q.size()) * 2, "Q of " + what));
+      k_.reset(device_alloc(int64_t(in.k.size()) * 2, "K of " + what));
+      v_.reset(device_alloc(int64_t(in.v.size()) * 2, "V of " + what));
+      o_.reset(device_alloc(o_elems * 2, "O of " + what));
+      lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
+    } catch (const OutOfMemory&) {
+      release();  // give back what the point got before it failed
+      throw;
+    }
     o_elems_ = o_elems;
     lse_elems_ = lse_elems;
     upload(q_.get(), in.q);
