@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""A short TFLOP/s table with ratios from fa-bench / torch_peers CSV files.
+
+    python3 scripts/summarize.py out/paper-fwd.csv out/torch.csv \
+        --ratio fa2/torch.flash --ratio fa3/cudnn --ratio fa1/fa2
+
+Columns are series: a family of our cuda kernels (`fa1`, `fa2`, `fa3`, `cudnn`,
+`standard`: the row of that family at the point, i.e. the tile the sweep ran,
+normally the default), or a torch peer by kernel name (`torch.flash`,
+`torch.cudnn`). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
+column A's TFLOP/s over B's. Rows with another status show it instead of a number.
+"""
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+
+def series_of(row):
+    if row["kernel"].startswith("torch."):
+        return row["kernel"]
+    if row.get("backend") == "cuda":
+        return row["family"]
+    return None  # cpu rows are not summarised
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--ratio", action="append", default=[], help="A/B: add a column A over B")
+    ap.add_argument("--dtype", default="bf16")
+    args = ap.parse_args()
+    cell = {}
+    status = {}
+    keys = set()
+    names = []
+    for path in args.csv:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                s = series_of(r)
+                if s is None or r["dtype"] != args.dtype:
+                    continue
+                k = (int(r["head_dim"]), r["causal"] == "true", int(r["seqlen_q"]))
+                keys.add(k)
+                if s not in names:
+                    names.append(s)
+                if r["status"] == "ok" and r["tflops"]:
+                    # Several tiles of one family at a point: keep the best.
+                    cell[(k, s)] = max(cell.get((k, s), 0.0), float(r["tflops"]))
+                else:
+                    status.setdefault((k, s), r["status"])
+    ratios = [tuple(x.split("/")) for x in args.ratio]
+    head = ["hd", "causal", "seqlen"] + names + [f"{a}/{b}" for a, b in ratios]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for k in sorted(keys):
+        row = [str(k[0]), "yes" if k[1] else "no", str(k[2])]
+        for s in names:
+            row.append(f"{cell[(k, s)]:.1f}" if (k, s) in cell else status.get((k, s), "-"))
+        for a, b in ratios:
+            va, vb = cell.get((k, a)), cell.get((k, b))
+            row.append(f"{va / vb:.2f}" if va and vb else "-")
+        print("| " + " | ".join(row) + " |")
+    if not keys:
+        print(f"summarize.py: no cuda or torch rows of dtype {args.dtype}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
