@@ -1,7 +1,8 @@
 // FlashAttention (Dao et al. 2022) forward, the paper's Algorithm 1, with the
 // same warp-level tensor-core GEMMs as fa2 (mma.sync m16n8k16):
 //
-//   one CTA per (batch, head); O (float32), l, m live in HBM (p.workspace)
+//   one CTA per (batch, head); O (float32), l, m live in HBM (p.workspace),
+//   initialised there to 0, 0, -inf
 //   for each K/V block j:                      (outer loop; K_j, V_j kept in smem)
 //     for each Q block i that sees block j:    (inner loop; Q_i double-buffered)
 //       load Q_i, O_i, l_i, m_i from HBM
@@ -93,6 +94,16 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     return first_row <= 0 ? 0 : first_row / BlockM;
   };
 
+  // Line 2 of Algorithm 1: O = 0, l = 0, m = -inf in HBM (the traffic model in
+  // docs/MEASUREMENT.md counts this write and the reads of it at j = 0).
+  for (int idx = tid; idx < sq * (HeadDim / 4); idx += T::kThreads)
+    reinterpret_cast<float4*>(wO)[idx] = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int row = tid; row < sq; row += T::kThreads) {
+    wM[row] = -INFINITY;
+    wL[row] = 0.f;
+  }
+  // (The __syncthreads at the top of the loop makes these writes visible.)
+
   for (int j = 0; j < n_blocks; ++j) {
     const int i_begin = first_q_block(j);
     __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
@@ -112,7 +123,7 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
       if (i + 1 < m_blocks) load_q(i + 1, buf ^ 1);
       cp_async_commit();
 
-      // Load O_i, m_i, l_i (the first K/V block starts them at 0, -inf, 0).
+      // Load O_i, m_i, l_i from HBM.
       float acc_o[T::kMTiles][T::kDTiles][4];
       float m_old[2 * T::kMTiles], l_old[2 * T::kMTiles];
 #pragma unroll
@@ -120,7 +131,7 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int row = i * BlockM + warp_row0 + mt * 16 + g + half * 8;
-          const bool in = row < sq && j > 0;
+          const bool in = row < sq;
           m_old[2 * mt + half] = in ? wM[row] : -INFINITY;
           l_old[2 * mt + half] = in ? wL[row] : 0.f;
 #pragma unroll
