@@ -33,15 +33,22 @@ struct Config {
   static constexpr int kKVBytes = kPanels * kKVPanelBytes;  // one K or one V stage
   static_assert(kKVPanelBytes % 1024 == 0 && kQPanelBytes % 1024 == 0, "panels must keep 1024-B swizzle atoms aligned");
 
-  // Shared memory: Q | K ring | V ring | mbarriers.
+  // Shared memory: Q slots | K ring | V ring | mbarriers. Two Q slots where
+  // they fit: the next tile's Q then loads while this tile's last blocks run,
+  // instead of after its last Q K^T (one TMA latency per tile, which short
+  // sequences feel most).
+  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
+  static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kQStages =
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemLimit ? 2 : 1;
   static constexpr int kOffQ = 0;
-  static constexpr int kOffK = kOffQ + kQBytes;
+  static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
   static constexpr int kOffBar = kOffV + Stages * kKVBytes;
-  // full_q, empty_q, then per stage full_k, empty_k, full_v, empty_v.
-  static constexpr int kNumBars = 2 + 4 * Stages;
+  // Per Q slot full_q, empty_q; then per stage full_k, empty_k, full_v, empty_v.
+  static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
-  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit the 227 KiB of shared memory per block");
+  static_assert(kSmemBytes <= kSmemLimit, "tile does not fit the 227 KiB of shared memory per block");
 
   // Ping-pong GEMM turns between consumer warpgroups (FA3_PINGPONG=0 builds
   // the ablation without it).

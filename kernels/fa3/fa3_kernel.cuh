@@ -24,16 +24,17 @@ namespace fa::fa3 {
 template <typename Cfg>
 struct Smem {
   uint8_t* base;
-  __device__ uint8_t* q() const { return base + Cfg::kOffQ; }
+  __device__ uint8_t* q(int slot) const { return base + Cfg::kOffQ + slot * Cfg::kQBytes; }
   __device__ uint8_t* k(int stage) const { return base + Cfg::kOffK + stage * Cfg::kKVBytes; }
   __device__ uint8_t* v(int stage) const { return base + Cfg::kOffV + stage * Cfg::kKVBytes; }
   __device__ sm90::MBarrier* bars() const { return reinterpret_cast<sm90::MBarrier*>(base + Cfg::kOffBar); }
-  __device__ sm90::MBarrier& full_q() const { return bars()[0]; }   // Q landed
-  __device__ sm90::MBarrier& empty_q() const { return bars()[1]; }  // every consumer is done with Q
-  __device__ sm90::MBarrier& full_k(int s) const { return bars()[2 + 4 * s]; }
-  __device__ sm90::MBarrier& empty_k(int s) const { return bars()[3 + 4 * s]; }
-  __device__ sm90::MBarrier& full_v(int s) const { return bars()[4 + 4 * s]; }
-  __device__ sm90::MBarrier& empty_v(int s) const { return bars()[5 + 4 * s]; }
+  __device__ sm90::MBarrier& full_q(int j) const { return bars()[2 * j]; }       // Q landed in slot j
+  __device__ sm90::MBarrier& empty_q(int j) const { return bars()[2 * j + 1]; }  // consumers done with slot j
+  static constexpr int kKV = 2 * Cfg::kQStages;
+  __device__ sm90::MBarrier& full_k(int s) const { return bars()[kKV + 4 * s]; }
+  __device__ sm90::MBarrier& empty_k(int s) const { return bars()[kKV + 1 + 4 * s]; }
+  __device__ sm90::MBarrier& full_v(int s) const { return bars()[kKV + 2 + 4 * s]; }
+  __device__ sm90::MBarrier& empty_v(int s) const { return bars()[kKV + 3 + 4 * s]; }
 };
 
 // Position in the K/V ring: which stage, and the parity of its current lap.
@@ -53,7 +54,7 @@ struct Fa3Fwd {
   // per block into the ring, each stage reused once the consumers release it.
   static __device__ __forceinline__ void producer(const Args& a, const Smem<Cfg>& sm) {
     RingPos<Cfg::kStages> ring;
-    uint32_t q_count = 0;
+    RingPos<Cfg::kQStages> qring;
     const int group = a.heads / a.heads_kv;
     for (int round = 0;; ++round) {
       const int idx = tile_index(round, gridDim.x, blockIdx.x);
@@ -61,11 +62,12 @@ struct Fa3Fwd {
       const TileCoord tc = tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
-      sm.empty_q().wait((q_count & 1) ^ 1);
-      sm.full_q().arrive_expect_tx(Cfg::kQBytes);
+      const int qs = qring.stage();
+      sm.empty_q(qs).wait(qring.parity() ^ 1);
+      sm.full_q(qs).arrive_expect_tx(Cfg::kQBytes);
       for (int p = 0; p < Cfg::kPanels; ++p)
-        sm90::tma_load_4d(sm.q() + p * Cfg::kQPanelBytes, &a.tma_q, &sm.full_q().word, p * 64, tc.m_block * BM,
-                          tc.head, tc.batch);
+        sm90::tma_load_4d(sm.q(qs) + p * Cfg::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word, p * 64,
+                          tc.m_block * BM, tc.head, tc.batch);
       const int kv_head = tc.head / group;
       for (int i = 0; i < n_blocks; ++i, ++ring.count) {
         const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
@@ -81,7 +83,7 @@ struct Fa3Fwd {
           sm90::tma_load_4d(sm.v(s) + p * Cfg::kKVPanelBytes, &a.tma_v, &sm.full_v(s).word, p * 64, n * BN,
                             kv_head, tc.batch);
       }
-      ++q_count;
+      ++qring.count;
     }
   }
 
@@ -131,11 +133,10 @@ struct Fa3Fwd {
   static __device__ __forceinline__ void consumer(const Args& a, const Smem<Cfg>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    const uint64_t desc_q = sm90::smem_desc_sw128(sm.q() + c * 64 * sm90::kPanelBytes, 16, 1024);
     // The last warpgroup hands the first turn to warpgroup 0.
     if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
     RingPos<Cfg::kStages> ring;
-    uint32_t q_count = 0;
+    RingPos<Cfg::kQStages> qring;
     for (int round = 0;; ++round) {
       const int idx = tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_tiles) break;
@@ -147,7 +148,9 @@ struct Fa3Fwd {
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
       RowState st;
       if (n_blocks > 0) {
-        sm.full_q().wait(q_count & 1);
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
+        const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
         float sc[BN / 2];
         uint32_t p[BN / 16][4];
         float alpha[2];
@@ -162,7 +165,7 @@ struct Fa3Fwd {
         sm90::fence_regs(sc);
         if (lane == 0) {
           sm.empty_k(s_prev).arrive();
-          if (n_blocks == 1) sm.empty_q().arrive();
+          if (n_blocks == 1) sm.empty_q(qs).arrive();
         }
         if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
           apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
@@ -186,7 +189,7 @@ struct Fa3Fwd {
           sm90::fence_regs(sc);
           if (lane == 0) {
             sm.empty_k(s).arrive();
-            if (i == n_blocks - 1) sm.empty_q().arrive();
+            if (i == n_blocks - 1) sm.empty_q(qs).arrive();
           }
           if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
             apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
@@ -210,7 +213,7 @@ struct Fa3Fwd {
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
         if (lane == 0) sm.empty_v(s_prev).arrive();
-        ++q_count;
+        ++qring.count;
       }
       store_tile(a, tc, o, st, row0, t);
     }
@@ -249,8 +252,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fa3_fwd_kernel(const __grid_
   const int wg = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
-    sm.full_q().init(1);
-    sm.empty_q().init(Cfg::kConsumerWarps);
+    for (int j = 0; j < Cfg::kQStages; ++j) {
+      sm.full_q(j).init(1);
+      sm.empty_q(j).init(Cfg::kConsumerWarps);
+    }
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm.full_k(s).init(1);
       sm.empty_k(s).init(Cfg::kConsumerWarps);
