@@ -1,0 +1,152 @@
+// compare_results, the regression gate's verdicts (rule in docs/COMPARE.md):
+// slower only beyond both the pair's noise and --max-slowdown; a worse status,
+// error growth, new non-finite values, a missing row or (deterministic mode)
+// changed modelled bytes are regressions; faster and new rows are not.
+#include <gtest/gtest.h>
+
+#include "compare/compare.h"
+
+namespace fa {
+namespace {
+
+// A timed ok row whose samples spread +-`spread` (relative) around `median_ms`.
+Result row(const std::string& kernel, double median_ms, double spread = 0.01, int seqlen = 128) {
+  Result r;
+  r.kernel = kernel;
+  r.problem.seqlen_q = r.problem.seqlen_k = seqlen;
+  r.status = Status::ok;
+  TimingSummary t;
+  t.median_ms = median_ms;
+  t.p10_ms = median_ms * (1 - spread);
+  t.p90_ms = median_ms * (1 + spread);
+  t.min_ms = t.p10_ms;
+  t.samples = 20;
+  r.timing = t;
+  r.tflops = 1.0 / median_ms;
+  ErrorMetrics e;
+  e.o_max_abs = 1e-3;
+  e.lse_max_abs = 1e-5;
+  e.tolerance = 4e-3;
+  r.errors = e;
+  r.traffic_model = Traffic{1000, 500};
+  return r;
+}
+
+CompareReport compare_one(const Result& b, const Result& c, CompareOptions o = {}) {
+  return compare_results({b}, {c}, o);
+}
+
+TEST(Compare, TenPercentSlowerBeyondNoiseIsARegression) {
+  CompareReport rep = compare_one(row("k", 1.0), row("k", 1.10));
+  ASSERT_EQ(rep.pairs.size(), 1u);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::slower);
+  EXPECT_NEAR(rep.pairs[0].ratio, 1.10, 1e-12);
+  EXPECT_NEAR(rep.pairs[0].noise, 0.02, 1e-12);  // 1% + 1%
+  EXPECT_EQ(rep.regressions, 1);
+  EXPECT_TRUE(rep.failed());
+}
+
+TEST(Compare, SlowerWithinNoiseIsNotARegression) {
+  // 8% slower, but each side spreads 5%: the band is 10%.
+  CompareReport rep = compare_one(row("k", 1.0, 0.05), row("k", 1.08, 0.05));
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::ambiguous);  // band 10% > max_slowdown 5%: cannot tell
+  EXPECT_FALSE(rep.failed());
+  // Within a band that is itself under the threshold: "same".
+  rep = compare_one(row("k", 1.0, 0.02), row("k", 1.03, 0.02));
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::same);
+  EXPECT_FALSE(rep.failed());
+}
+
+TEST(Compare, BeyondNoiseButUnderTheThresholdIsSame) {
+  CompareReport rep = compare_one(row("k", 1.0, 0.005), row("k", 1.04, 0.005));
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::same);
+  EXPECT_FALSE(rep.failed());
+  CompareOptions strict;
+  strict.max_slowdown = 0.02;
+  rep = compare_one(row("k", 1.0, 0.005), row("k", 1.04, 0.005), strict);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::slower);
+  EXPECT_TRUE(rep.failed());
+}
+
+TEST(Compare, FasterIsReportedNotFailed) {
+  CompareReport rep = compare_one(row("k", 1.0), row("k", 0.8));
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::faster);
+  EXPECT_EQ(rep.faster, 1);
+  EXPECT_FALSE(rep.failed());
+}
+
+TEST(Compare, TflopsMetricIsOrientedLikeLatency) {
+  CompareOptions o;
+  o.metric = CompareMetric::tflops;
+  Result b = row("k", 1.0), c = row("k", 1.10);  // tflops 1.0 -> 0.909
+  CompareReport rep = compare_one(b, c, o);
+  EXPECT_NEAR(rep.pairs[0].ratio, 1.10, 1e-9);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::slower);
+}
+
+TEST(Compare, MissingRowFailsAndNewRowDoesNot) {
+  CompareReport rep = compare_results({row("a", 1), row("b", 1)}, {row("a", 1)}, {});
+  EXPECT_EQ(rep.missing, 1);
+  EXPECT_TRUE(rep.failed());
+  rep = compare_results({row("a", 1)}, {row("a", 1), row("b", 1)}, {});
+  EXPECT_EQ(rep.added, 1);
+  EXPECT_FALSE(rep.failed());
+}
+
+TEST(Compare, PairsByKernelAndProblem) {
+  // Same kernel, other seqlen: not the same pair.
+  CompareReport rep = compare_results({row("a", 1, 0.01, 128)}, {row("a", 5, 0.01, 256)}, {});
+  EXPECT_EQ(rep.missing, 1);
+  EXPECT_EQ(rep.added, 1);
+  EXPECT_EQ(rep.slower, 0);
+}
+
+TEST(Compare, WorseStatusFails) {
+  Result c = row("k", 1.0);
+  c.status = Status::fail;
+  c.timing.reset();
+  CompareReport rep = compare_one(row("k", 1.0), c);
+  EXPECT_TRUE(rep.failed());
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::untimed);
+  // Better status is fine.
+  Result b = row("k", 1.0);
+  b.status = Status::unsupported;
+  EXPECT_FALSE(compare_one(b, row("k", 1.0)).failed());
+}
+
+TEST(Compare, ErrorGrowthBeyondAllowanceFails) {
+  Result c = row("k", 1.0);
+  c.errors->o_max_abs = 1.2e-3;  // +20% < 25%
+  EXPECT_FALSE(compare_one(row("k", 1.0), c).failed());
+  c.errors->o_max_abs = 1.3e-3;  // +30%
+  EXPECT_TRUE(compare_one(row("k", 1.0), c).failed());
+  c = row("k", 1.0);
+  c.errors->lse_max_abs = 1e-4;  // 10x
+  EXPECT_TRUE(compare_one(row("k", 1.0), c).failed());
+  c = row("k", 1.0);
+  c.errors->nonfinite = 3;
+  EXPECT_TRUE(compare_one(row("k", 1.0), c).failed());
+}
+
+TEST(Compare, DeterministicModeIgnoresTimingButNotModelledBytes) {
+  CompareOptions o;
+  o.deterministic_only = true;
+  CompareReport rep = compare_one(row("k", 1.0), row("k", 10.0), o);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::untimed);
+  EXPECT_FALSE(rep.failed());
+  Result c = row("k", 1.0);
+  c.traffic_model.read_bytes += 1;
+  EXPECT_TRUE(compare_one(row("k", 1.0), c, o).failed());
+  // Outside deterministic mode a model change alone is not a regression.
+  EXPECT_FALSE(compare_one(row("k", 1.0), c).failed());
+}
+
+TEST(Compare, MarkdownListsRegressionsFirst) {
+  CompareReport rep = compare_results({row("ok", 1.0), row("bad", 1.0)}, {row("ok", 1.0), row("bad", 1.5)}, {});
+  const std::string md = compare_markdown(rep, {}, "base.json", "cur.json");
+  EXPECT_NE(md.find("REGRESSION"), std::string::npos);
+  EXPECT_LT(md.find("| bad |"), md.find("| ok |"));
+}
+
+}  // namespace
+}  // namespace fa
