@@ -51,9 +51,10 @@ __global__ void __launch_bounds__(Warps * 32)
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   // Q blocks vary fastest: CTAs running together share one head's K/V, which then
-  // stays in L2 (with batch*heads fastest, K/V of ~all heads streamed from HBM for
-  // every Q block: measured 10-15% slower at hd128). Reversed, so under a causal
-  // mask each head's longest rows start first and the tail ends short.
+  // stays in L2 (with batch*heads fastest, K/V of ~all resident heads streamed from
+  // HBM for every Q block; changing this, with ex2.approx, gained 10-17% at hd128
+  // non-causal: docs/PERF_NOTES.md). Reversed, so under a causal mask each head's
+  // longest rows start first and the tail ends short.
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int bh = blockIdx.y;
   const int b = bh / p.heads, h = bh % p.heads, hk = h / (p.heads / p.heads_kv);
