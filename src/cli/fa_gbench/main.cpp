@@ -1,0 +1,107 @@
+// fa-gbench: the registry's kernels as Google Benchmark benchmarks over a
+// config's points, so --benchmark_format=json, --benchmark_repetitions and
+// Google Benchmark's compare.py work on our kernels. Our flags (--config,
+// --kernels, --backend) are taken out of argv before benchmark::Initialize.
+// Each benchmark validates its kernel once (SkipWithError on a failed check),
+// then times with manual time: one executor sample per iteration (CUDA events
+// with the L2 flush on the GPU, the host clock on the CPU).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/common/exit_codes.h"
+#include "core/errors.h"
+#include "measure/cpu_executor.h"
+#include "sweep/config.h"
+#include "sweep/plan.h"
+#include "cli/fa_gbench/kernel_bench.h"
+
+namespace {
+
+constexpr const char* kProg = "fa-gbench";
+
+struct OurFlags {
+  std::string config = "configs/smoke.json", kernels, backend;
+};
+
+// Removes --config/--kernels/--backend (as "--x v" or "--x=v") from argv.
+OurFlags take_our_flags(int& argc, char** argv) {
+  OurFlags f;
+  const std::vector<std::pair<std::string, std::string*>> ours = {
+      {"--config", &f.config}, {"--kernels", &f.kernels}, {"--backend", &f.backend}};
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    bool taken = false;
+    for (const auto& [name, dst] : ours) {
+      if (a == name) {
+        if (i + 1 >= argc) throw fa::UsageError(name + " needs a value");
+        *dst = argv[++i];
+        taken = true;
+      } else if (a.rfind(name + "=", 0) == 0) {
+        *dst = a.substr(name.size() + 1);
+        taken = true;
+      }
+    }
+    if (!taken) argv[out++] = argv[i];
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  return f;
+}
+
+std::unique_ptr<fa::Executor> pick_executor(const fa::SweepConfig& c) {
+  if (c.backend == "cpu") return fa::make_cpu_executor(c.threads, c.cpu_mem_limit);
+  std::string why;
+  if (auto ex = fa::make_cuda_executor(0, &why)) {
+    if (c.backend == "auto") fa::cli::print_note(kProg, "backend: cuda (auto: a CUDA device is present)");
+    return ex;
+  }
+  if (c.backend == "cuda") throw fa::UsageError("--backend cuda: no CUDA back end here: " + why);
+  fa::cli::print_note(kProg, "backend: cpu (auto: " + why + ")");
+  return fa::make_cpu_executor(c.threads, c.cpu_mem_limit);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::unique_ptr<fa::Executor> ex;
+  fa::SweepPlan plan;
+  fa::SweepConfig cfg;
+  const int setup = fa::cli::run_guarded(kProg, [&] {
+    const OurFlags f = take_our_flags(argc, argv);
+    fa::ConfigSource src = fa::load_config_file(f.config);
+    if (!f.kernels.empty()) fa::apply_override(src, "kernels", f.kernels, "--kernels");
+    if (!f.backend.empty()) fa::apply_override(src, "backend", f.backend, "--backend");
+    cfg = fa::resolve_config(src);
+    if (!cfg.seed) cfg.seed = 0;  // fixed inputs: repetitions and reruns time the same numbers
+    ex = pick_executor(cfg);
+    plan = fa::plan_sweep(cfg, ex->backend(), fa::Registry::instance());
+    return fa::cli::kExitOk;
+  });
+  if (setup != fa::cli::kExitOk) return setup;
+
+  fa::gbench::BenchState state{*ex, cfg};
+  size_t registered = 0;
+  for (const auto& point : plan.points)
+    for (const auto& k : point.kernels) {
+      if (!k.variant || !k.variant->supports(point.problem).ok) continue;
+      fa::gbench::register_kernel_benchmark(state, point.problem, *k.variant);
+      ++registered;
+    }
+  if (registered == 0) {
+    fa::cli::print_error(kProg, "no kernel of the selection supports any point of the config");
+    return fa::cli::kExitUsage;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return fa::cli::kExitUsage;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return fa::cli::kExitOk;
+}
