@@ -8,7 +8,8 @@
 // rounded to the dtype), on the same sampled rows, + a floor (bf16 4e-3, fp16
 // 1e-3). LSE: abs error <= 1e-3 (it is float32 from the same rounded inputs).
 // Also checked: O and LSE fully written (outputs poisoned with NaN first), rows
-// that see no key give O = 0 and LSE = -inf, nothing written past O's end.
+// that see no key give O = 0 and LSE = -inf, nothing written past O's end, and
+// strided views (padding between heads, rows, batches) read and written right.
 //
 // Usage: fa3_check [--seed N] [--no-timing] [--no-check] [--filter SUBSTR]
 //                  [--timing-dtype bf16|fp16|all] [--samples N]
@@ -117,7 +118,41 @@ struct Shape {
   int batch, heads, heads_kv, seqlen_q, seqlen_k;
   bool causal;
   float magnitude;  // inputs ~ N(0, magnitude^2): large values stress the online max
+  bool padded = false;  // Q, K, V, O as strided views (padding between heads, rows, batches)
 };
+
+// Element strides of one BSHD tensor in device memory. Padded views put NaN
+// between heads, rows and batches: a kernel that ignores a stride reads NaN
+// or writes where the check below looks for untouched poison.
+struct Layout {
+  int64_t batch, row, head;
+  size_t total;  // elements allocated, including 64 rows of guard past the end
+};
+
+Layout make_layout(int b, int seqlen, int h, int d, bool padded) {
+  Layout l;
+  l.head = padded ? d + 8 : d;
+  l.row = padded ? int64_t(h) * l.head + 16 : int64_t(h) * d;
+  l.batch = padded ? int64_t(seqlen) * l.row + 64 : int64_t(seqlen) * l.row;
+  l.total = size_t(l.batch) * b + size_t(h) * d * 64;
+  return l;
+}
+
+template <typename F>
+void for_each_elem(int b, int seqlen, int h, int d, const Layout& l, F f) {
+  for (int bi = 0; bi < b; ++bi)
+    for (int si = 0; si < seqlen; ++si)
+      for (int hi = 0; hi < h; ++hi)
+        for (int c = 0; c < d; ++c)
+          f(((size_t(bi) * seqlen + si) * h + hi) * d + c, size_t(bi * l.batch + si * l.row + hi * l.head + c));
+}
+
+// Contiguous host tensor -> its device image under layout l (padding = NaN).
+std::vector<uint16_t> scatter(const std::vector<uint16_t>& dense, const Layout& l, int b, int seqlen, int h, int d) {
+  std::vector<uint16_t> out(l.total, 0xFFFF);
+  for_each_elem(b, seqlen, h, d, l, [&](size_t i, size_t j) { out[j] = dense[i]; });
+  return out;
+}
 
 struct HostProblem {
   Shape s;
@@ -253,21 +288,30 @@ CaseResult run_case(const fa::GpuKernelEntry& e, const Shape& s, uint64_t seed) 
   HostProblem hp = make_problem(s, d, e.dtype, seed);
   fa::AttnParams p = params_for(s, d, e.dtype);
 
-  const size_t nq = hp.q.size(), nk = hp.k.size();
-  const size_t o_guard = size_t(s.heads) * d * 64;  // 64 rows past O's end must stay untouched
+  const size_t nq = hp.q.size();
+  const Layout lq = make_layout(s.batch, s.seqlen_q, s.heads, d, s.padded);
+  const Layout lk = make_layout(s.batch, s.seqlen_k, s.heads_kv, d, s.padded);
+  const Layout lo = lq;  // O like Q
+  p.q_batch_stride = lq.batch, p.q_row_stride = lq.row, p.q_head_stride = lq.head;
+  p.k_batch_stride = lk.batch, p.k_row_stride = lk.row, p.k_head_stride = lk.head;
+  p.v_batch_stride = lk.batch, p.v_row_stride = lk.row, p.v_head_stride = lk.head;
+  p.o_batch_stride = lo.batch, p.o_row_stride = lo.row, p.o_head_stride = lo.head;
   uint16_t *dq, *dk, *dv, *d_o;
   float* dlse;
-  CHECK_CUDA(cudaMalloc(&dq, nq * 2));
-  CHECK_CUDA(cudaMalloc(&dk, nk * 2));
-  CHECK_CUDA(cudaMalloc(&dv, nk * 2));
-  CHECK_CUDA(cudaMalloc(&d_o, (nq + o_guard) * 2));
+  CHECK_CUDA(cudaMalloc(&dq, lq.total * 2));
+  CHECK_CUDA(cudaMalloc(&dk, lk.total * 2));
+  CHECK_CUDA(cudaMalloc(&dv, lk.total * 2));
+  CHECK_CUDA(cudaMalloc(&d_o, lo.total * 2));
   const size_t nlse = size_t(s.batch) * s.heads * s.seqlen_q;
   CHECK_CUDA(cudaMalloc(&dlse, nlse * 4));
-  CHECK_CUDA(cudaMemcpy(dq, hp.q.data(), nq * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dk, hp.k.data(), nk * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dv, hp.v.data(), nk * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dq, scatter(hp.q, lq, s.batch, s.seqlen_q, s.heads, d).data(), lq.total * 2,
+                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dk, scatter(hp.k, lk, s.batch, s.seqlen_k, s.heads_kv, d).data(), lk.total * 2,
+                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dv, scatter(hp.v, lk, s.batch, s.seqlen_k, s.heads_kv, d).data(), lk.total * 2,
+                        cudaMemcpyHostToDevice));
   // Poison: 0xFFFF is NaN in bf16 and fp16, 0xFFFFFFFF NaN in float32.
-  CHECK_CUDA(cudaMemset(d_o, 0xFF, (nq + o_guard) * 2));
+  CHECK_CUDA(cudaMemset(d_o, 0xFF, lo.total * 2));
   CHECK_CUDA(cudaMemset(dlse, 0xFF, nlse * 4));
   p.q = dq;
   p.k = dk;
@@ -296,11 +340,17 @@ CaseResult run_case(const fa::GpuKernelEntry& e, const Shape& s, uint64_t seed) 
   }
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
-  std::vector<uint16_t> o(nq + o_guard);
+  std::vector<uint16_t> o_dev(lo.total), o(nq);
   std::vector<float> lse(nlse);
-  CHECK_CUDA(cudaMemcpy(o.data(), d_o, (nq + o_guard) * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(o_dev.data(), d_o, lo.total * 2, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(lse.data(), dlse, nlse * 4, cudaMemcpyDeviceToHost));
   cleanup();
+  // Gather O's elements; what remains (padding, the guard past the end) must
+  // still hold the poison.
+  for_each_elem(s.batch, s.seqlen_q, s.heads, d, lo, [&](size_t i, size_t j) {
+    o[i] = o_dev[j];
+    o_dev[j] = 0xFFFF;
+  });
 
   // Every element written and finite; nothing written past the end.
   for (size_t i = 0; i < nq; ++i)
@@ -308,9 +358,9 @@ CaseResult run_case(const fa::GpuKernelEntry& e, const Shape& s, uint64_t seed) 
       res.why = "O not finite / not written at element " + std::to_string(i);
       return res;
     }
-  for (size_t i = nq; i < nq + o_guard; ++i)
-    if (o[i] != 0xFFFF) {
-      res.why = "O written past its end (rows >= seqlen_q)";
+  for (size_t j = 0; j < lo.total; ++j)
+    if (o_dev[j] != 0xFFFF) {
+      res.why = "O written outside its elements (padding, or rows >= seqlen_q) at offset " + std::to_string(j);
       return res;
     }
   for (size_t i = 0; i < nlse; ++i)
@@ -451,6 +501,7 @@ int main(int argc, char** argv) {
         {1, 2, 2, 4097, 1, true, 1.f},      {3, 2, 2, 128, 128, true, 1.f},
         {1, 2, 2, 3000, 3000, false, 1.f},  {1, 4, 4, 700, 1500, false, 4.f},
         {1, 3, 3, 200, 200, true, 4.f},     {2, 16, 16, 64, 2000, false, 1.f},
+        {2, 8, 2, 300, 900, true, 1.f, true},  {3, 4, 1, 517, 211, false, 1.f, true},
     };
     std::printf("%-28s %-34s %10s %10s %10s %10s  %s\n", "kernel", "shape (b,h,hkv,sq,sk,causal,mag)", "o_err",
                 "o_tol", "std_err", "lse_err", "result");
@@ -459,8 +510,8 @@ int main(int argc, char** argv) {
       for (const Shape& s : shapes) {
         case_seed = case_seed * 6364136223846793005ull + 1442695040888963407ull;
         char shape[96];
-        std::snprintf(shape, sizeof shape, "%d,%d,%d,%d,%d,%d,%.0f", s.batch, s.heads, s.heads_kv, s.seqlen_q,
-                      s.seqlen_k, int(s.causal), s.magnitude);
+        std::snprintf(shape, sizeof shape, "%d,%d,%d,%d,%d,%d,%.0f%s", s.batch, s.heads, s.heads_kv, s.seqlen_q,
+                      s.seqlen_k, int(s.causal), s.magnitude, s.padded ? ",padded" : "");
         const CaseResult r = run_case(*e, s, case_seed);
         if (!r.ran && r.why.rfind("unsupported", 0) == 0) {
           std::printf("%-28s %-34s %s\n", entry_name(*e).c_str(), shape, r.why.c_str());
