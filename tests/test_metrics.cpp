@@ -115,8 +115,15 @@ TEST(Metrics, ToleranceRule) {
   ErrorMetrics m;
   set_tolerances(m, p, in, ref);
   EXPECT_DOUBLE_EQ(m.tolerance, bf16);
-  EXPECT_GE(m.lse_tolerance, 1e-3);
-  EXPECT_LT(m.lse_tolerance, 1.1e-3);
+  // The bf16 standard stores S in bf16: its LSE is off by up to about
+  // max|S| * 2^-9 (~1e-2 for normal inputs), so the LSE bound is 1e-3 plus
+  // twice that; in fp32 the floor dominates.
+  EXPECT_GT(m.lse_tolerance, 2e-3);
+  EXPECT_LT(m.lse_tolerance, 3e-2);
+  ErrorMetrics m32;
+  set_tolerances(m32, p32, in, ref);
+  EXPECT_GE(m32.lse_tolerance, 1e-3);
+  EXPECT_LT(m32.lse_tolerance, 1.1e-3);
   m.o_max_abs = m.tolerance;  // at the bound: pass
   EXPECT_TRUE(passes(m));
   m.o_max_abs = m.tolerance * 1.01;

@@ -13,7 +13,7 @@ ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const Refer
 
 // The FlashAttention project's rule: allowed O max abs error = 2 x the max abs
 // error of a standard implementation in the kernel's own precision (float32
-// accumulation, P rounded to the dtype before P V, O rounded to the dtype),
+// accumulation, S and P stored in the dtype, O rounded to the dtype),
 // measured on the same rows, plus a per-dtype floor.
 double o_tolerance(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 double dtype_floor(DType);
