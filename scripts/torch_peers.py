@@ -26,6 +26,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -196,17 +197,25 @@ def main():
                 msg = str(e).replace("\n", " ")[:200]
                 row.update(status="unsupported" if "No available kernel" in msg else "error", reason=msg)
             rows.append(row)
+            write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
             tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
             print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}{' causal' if pt['causal'] else ''}: "
                   f"{tf}", flush=True)
         del q, k, v
         torch.cuda.empty_cache()
-    with open(args.out, "w", newline="") as f:
+    write_rows(args.out, rows)
+    print(f"wrote {len(rows)} rows to {args.out}")
+
+
+def write_rows(path, rows):
+    """Replace `path` atomically (temp file + rename) with every row so far."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    print(f"wrote {len(rows)} rows to {args.out}")
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":
