@@ -38,6 +38,14 @@ OurFlags take_our_flags(int& argc, char** argv) {
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--help")  // Google Benchmark prints its own flags after these
+      std::printf(
+          "fa-gbench: the registry's kernels as Google Benchmark benchmarks over a config's points\n"
+          "  --config FILE        sweep config (default configs/smoke.json); its seed (default 0),\n"
+          "                       distribution, block, warmup and flush_l2 apply\n"
+          "  --kernels SELECTION  as fa-bench sweep --kernels\n"
+          "  --backend auto|cpu|cuda\n"
+          "Example: fa-gbench --config configs/smoke.json --benchmark_format=json --benchmark_repetitions=5\n\n");
     bool taken = false;
     for (const auto& [name, dst] : ours) {
       if (a == name) {
