@@ -16,11 +16,15 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# cuobjdump for the fa3 SASS check (the toolkit here ships without it); the
-# wheel puts it in site-packages/nvidia/cu13/bin, where the test looks.
-if ! command -v cuobjdump >/dev/null 2>&1 && ! [[ -x /usr/local/cuda/bin/cuobjdump ]] \
-   && ! python3 -m pip show -q nvidia-cuda-cuobjdump >/dev/null 2>&1; then
-  echo "install-deps: pip install nvidia-cuda-cuobjdump" >&2
-  python3 -m pip install -q nvidia-cuda-cuobjdump >/dev/null 2>&1 \
-    || echo "install-deps: cuobjdump not installed; the fa3 SASS check will skip" >&2
+# cuobjdump (and the nvdisasm that --dump-sass calls) for the fa3 SASS check;
+# the toolkit here ships without them. The wheels put them in
+# site-packages/nvidia/cu13/bin, where the test looks.
+if ! command -v cuobjdump >/dev/null 2>&1 && ! [[ -x /usr/local/cuda/bin/cuobjdump ]]; then
+  for w in nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm; do
+    if ! python3 -m pip show -q "$w" >/dev/null 2>&1; then
+      echo "install-deps: pip install $w" >&2
+      python3 -m pip install -q "$w" >/dev/null 2>&1 \
+        || echo "install-deps: $w not installed; the fa3 SASS check will skip" >&2
+    fi
+  done
 fi
