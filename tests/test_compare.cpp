@@ -84,6 +84,17 @@ TEST(Compare, TflopsMetricIsOrientedLikeLatency) {
   EXPECT_EQ(rep.pairs[0].verdict, Verdict::slower);
 }
 
+TEST(Compare, TflopsMetricWithoutTflopsIsUntimed) {
+  CompareOptions o;
+  o.metric = CompareMetric::tflops;
+  Result b = row("k", 1.0), c = row("k", 1.0);
+  b.tflops = 0;  // e.g. a row written without it: not "infinitely faster"
+  CompareReport rep = compare_one(b, c, o);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::untimed);
+  EXPECT_EQ(rep.faster, 0);
+  EXPECT_FALSE(rep.failed());
+}
+
 TEST(Compare, MissingRowFailsAndNewRowDoesNot) {
   CompareReport rep = compare_results({row("a", 1), row("b", 1)}, {row("a", 1)}, {});
   EXPECT_EQ(rep.missing, 1);

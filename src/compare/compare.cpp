@@ -42,15 +42,17 @@ int status_rank(Status s) {
 void judge_timing(PairReport& p, const CompareOptions& o) {
   const Result& b = *p.baseline;
   const Result& c = *p.current;
+  // A row without a usable number for the chosen metric is untimed: a zero
+  // baseline TFLOP/s (a file without it) must not read as "infinitely faster".
   if (o.deterministic_only || !b.timing || !c.timing || b.timing->median_ms <= 0 ||
-      c.timing->median_ms <= 0) {
+      c.timing->median_ms <= 0 || (o.metric == CompareMetric::tflops && (b.tflops <= 0 || c.tflops <= 0))) {
     p.verdict = Verdict::untimed;
     return;
   }
   // Oriented so ratio > 1 means slower, for either metric.
   p.ratio = o.metric == CompareMetric::latency
                 ? c.timing->median_ms / b.timing->median_ms
-                : (c.tflops > 0 ? b.tflops / c.tflops : INFINITY);
+                : b.tflops / c.tflops;
   // Each side's median is uncertain by about its spread; a difference smaller
   // than both spreads together cannot be told from noise.
   p.noise = spread(*b.timing) + spread(*c.timing);
