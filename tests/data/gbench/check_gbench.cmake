@@ -46,3 +46,29 @@ foreach(want IN LISTS expected)
   endif()
 endforeach()
 message(STATUS "fa-gbench: ${n} benchmarks, all timed, JSON valid")
+
+# With OOM_CONFIG (tiny.json under a 1 KiB memory limit): every benchmark must
+# be skipped with the executor's reason, none timed, and fa-gbench still exit 0
+# (Google Benchmark reports skipped benchmarks in the JSON).
+if(DEFINED OOM_CONFIG)
+  execute_process(COMMAND ${GBENCH} --config ${OOM_CONFIG} --benchmark_min_time=0.01
+                          --benchmark_out=${OUT}.oom.json --benchmark_out_format=json
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "fa-gbench (oom config) exited ${rc}: ${err}")
+  endif()
+  file(READ ${OUT}.oom.json doc)
+  string(JSON n LENGTH "${doc}" benchmarks)
+  if(NOT n EQUAL n_expected)
+    message(FATAL_ERROR "oom config: expected ${n_expected} benchmarks, got ${n}")
+  endif()
+  foreach(i RANGE ${last})
+    string(JSON name GET "${doc}" benchmarks ${i} name)
+    string(JSON error ERROR_VARIABLE missing GET "${doc}" benchmarks ${i} error_occurred)
+    string(JSON why ERROR_VARIABLE missing2 GET "${doc}" benchmarks ${i} error_message)
+    if(NOT error OR NOT why MATCHES "over the CPU memory limit")
+      message(FATAL_ERROR "oom config: ${name} was not skipped with the oom reason (error '${error}', '${why}')")
+    endif()
+  endforeach()
+  message(STATUS "fa-gbench: ${n} benchmarks skipped with the oom reason, as they must be")
+endif()
