@@ -27,31 +27,39 @@ pack device 0
 
 step "paper-fwd sweep (bf16, batch*seqlen 16384, hidden 2048): validate then time"
 timeout -s INT -k 10 "${T_SWEEP:-170}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
-  --kernels fa1,fa2,fa3,cudnn,standard --max-seconds 0.2 --min-samples 10 \
+  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa1,fa2,fa3,cudnn,standard --max-seconds 0.2 --min-samples 10 \
   --json "$R/paper-fwd.json" --csv "$R/paper-fwd.csv" > "$R/paper-fwd.md" 2> "$R/paper-fwd.err"
 pack paper-fwd $?
 
 step "PyTorch SDPA peers (flash, cudnn) on the same points"
-timeout -s INT -k 10 "${T_TORCH:-50}" python3 scripts/torch_peers.py configs/paper-fwd.json \
+# Same seqlen axis as the sweep above: a config copy with it replaced.
+python3 -c "import json,sys; c=json.load(open('configs/paper-fwd.json')); c['seqlen']=sys.argv[1]; json.dump(c,open('$R/paper-fwd-points.json','w'))" \
+  "${PAPER_SEQLEN:-512:16384:x2}"
+timeout -s INT -k 10 "${T_TORCH:-50}" python3 scripts/torch_peers.py "$R/paper-fwd-points.json" \
   --out "$R/torch-paper-fwd.csv" --backends flash,cudnn --max-seconds 0.2 > "$R/torch.log" 2>&1
 pack torch_peers $?
 
+if [[ -n "${SKIP_CHECK:-}" ]]; then echo "   fa-check skipped (SKIP_CHECK)" | tee -a "$R/steps.log"; else
 step "fa-check on every cuda kernel"
 timeout -s INT -k 10 "${T_CHECK:-60}" "$BIN/fa-check" --backend cuda --kernels cuda ${FA_CHECK_FLAGS:---quick} \
   --json "$R/check.json" --csv "$R/check.csv" > "$R/check.md" 2> "$R/check.err"
 pack fa-check $?
+fi
 
-step "memory sweep (fp16, batch 1, 32 heads, hd128, seqlen 512..65536)"
+step "memory sweep (fp16, batch 1, 32 heads, hd128)"
 timeout -s INT -k 10 "${T_MEMORY:-50}" "$BIN/fa-bench" sweep --config configs/memory.json --backend cuda \
-  --kernels standard,fa2,fa3,cudnn --max-seconds 0.1 --min-samples 3 --warmup 1 --max-check-rows 256 \
+  --seqlen "${MEMORY_SEQLEN:-512:65536:x2}" --kernels "${MEMORY_KERNELS:-standard,fa2,fa3,cudnn}" \
+  --max-seconds 0.1 --min-samples 3 --warmup 1 --max-check-rows 256 \
   --json "$R/memory.json" --csv "$R/memory.csv" > "$R/memory.md" 2> "$R/memory.err"
 pack memory $?
 
+if [[ -n "${SKIP_GPT2:-}" ]]; then echo "   gpt2 skipped (SKIP_GPT2)" | tee -a "$R/steps.log"; else
 step "GPT-2 medium with DRAM counters"
 timeout -s INT -k 10 "${T_GPT2:-30}" "$BIN/fa-bench" sweep --config configs/paper-gpt2-medium.json --backend cuda \
   --max-seconds 0.2 --max-check-rows 256 \
   --json "$R/gpt2.json" --csv "$R/gpt2.csv" > "$R/gpt2.md" 2> "$R/gpt2.err"
 pack gpt2 $?
+fi
 
 echo
 tail -4 "$R/check.md" 2>/dev/null

@@ -35,7 +35,12 @@ def main():
     keys = set()
     names = []
     for path in args.csv:
-        with open(path, newline="") as f:
+        try:
+            f = open(path, newline="")
+        except OSError as e:
+            print(f"summarize.py: skipping {path}: {e.strerror}", file=sys.stderr)
+            continue
+        with f:
             for r in csv.DictReader(f):
                 s = series_of(r)
                 if s is None or r["dtype"] != args.dtype:
