@@ -22,7 +22,8 @@ const std::vector<std::string>& config_keys() {
       "total_tokens", "heads",     "hidden",       "heads_kv",     "causal",      "dtype",
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "warmup",   "min_samples",  "max_samples", "max_seconds",
-      "target_noise", "flush_l2",  "threads",      "cpu_mem_limit", "counters"};
+      "target_noise", "flush_l2",  "threads",      "cpu_mem_limit", "counters",
+      "inputs",      "save_outputs"};
   return keys;
 }
 
@@ -330,6 +331,7 @@ SweepConfig resolve_config(const ConfigSource& src) {
   if (has(src, "csv")) c.csv = string_value(src, "csv");
   if (has(src, "md")) c.md = string_value(src, "md");
   if (has(src, "description")) c.description = string_value(src, "description");
+  if (has(src, "save_outputs")) c.save_outputs = string_value(src, "save_outputs");
   if (has(src, "max_check_rows")) c.max_check_rows = integer(src, "max_check_rows", 1);
   if (has(src, "warmup")) c.timing.warmup = int(integer(src, "warmup", 0));
   if (has(src, "min_samples")) c.timing.min_samples = int(integer(src, "min_samples", 1));
@@ -355,6 +357,21 @@ SweepConfig resolve_config(const ConfigSource& src) {
                                     : integer(src, "cpu_mem_limit", 1);
   }
   if (has(src, "counters")) c.counters = boolean(src, "counters");
+  if (has(src, "inputs")) {
+    // The files fix the shape axes; axes given as well are replaced (and the
+    // resolved config shows the shapes that ran).
+    c.inputs = string_value(src, "inputs");
+    auto u = std::make_shared<UserInputs>(load_user_inputs(c.inputs));
+    c.batch = {u->batch};
+    c.total_tokens.clear();
+    c.seqlen = {u->seqlen_q};
+    c.seqlen_k = {u->seqlen_k};
+    c.heads = {u->heads};
+    c.hidden.clear();
+    c.heads_kv = {u->heads_kv};
+    c.head_dim = {u->head_dim};
+    c.user_inputs = std::move(u);
+  }
   return c;
 }
 
@@ -390,6 +407,8 @@ nlohmann::json SweepConfig::to_json() const {
   if (!json.empty()) j["json"] = json;
   if (!csv.empty()) j["csv"] = csv;
   if (!md.empty()) j["md"] = md;
+  if (!inputs.empty()) j["inputs"] = inputs;
+  if (!save_outputs.empty()) j["save_outputs"] = save_outputs;
   j["max_check_rows"] = max_check_rows;
   j["warmup"] = timing.warmup;
   j["min_samples"] = timing.min_samples;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/inputs.h"
+#include "check/user_inputs.h"
 #include "core/types.h"
 #include "measure/timing.h"
 
@@ -58,6 +60,13 @@ struct SweepConfig {
   int64_t cpu_mem_limit = 0;             // bytes; 0 = half the machine's RAM
   bool counters = false;                 // cuda: read DRAM bytes from hardware counters
   std::string description;
+  // The user's tensors (folder with q.npy, k.npy, v.npy): they fix batch,
+  // seqlen, seqlen_k, heads, heads_kv and head_dim, and replace the generated
+  // inputs (rounded to each point's dtype). "" = generated inputs.
+  std::string inputs;
+  std::shared_ptr<const UserInputs> user_inputs;  // loaded from `inputs` by resolve_config
+  // Folder to write every validated run's O and LSE to as .npy ("" = none).
+  std::string save_outputs;
   // Validate only, never time (fa-check): rows carry errors but no timing. Not
   // a config key: the sweep always times.
   bool validate_only = false;

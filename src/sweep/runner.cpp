@@ -8,6 +8,7 @@
 #include "check/inputs.h"
 #include "check/metrics.h"
 #include "check/sampling.h"
+#include "check/user_inputs.h"
 #include "core/errors.h"
 #include "reference/reference.h"
 
@@ -44,7 +45,14 @@ struct PointData {
 PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
   const AttnProblem& p = pp.problem;
   PointData d;
-  d.inputs = generate_inputs(p, c.distribution, seed);
+  if (c.user_inputs) {
+    d.inputs = c.user_inputs->tensors;  // the user's tensors, at this point's precision
+    round_to_dtype(d.inputs.q, p.dtype);
+    round_to_dtype(d.inputs.k, p.dtype);
+    round_to_dtype(d.inputs.v, p.dtype);
+  } else {
+    d.inputs = generate_inputs(p, c.distribution, seed);
+  }
   std::vector<int64_t> rows;  // empty: every row
   if (p.seqlen_q > c.max_check_rows) {
     // Sample around the largest block boundary in play, so every kernel's
@@ -88,6 +96,7 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
     ex.run_once(launch);
     row.peak_extra_bytes = ex.peak_extra_bytes();
     HostOutputs out = ex.fetch_outputs();
+    if (!c.save_outputs.empty()) save_outputs_npy(c.save_outputs, k.name + "." + problem_slug(p), p, out);
     ErrorMetrics m = compare_outputs(p, out, d.ref);
     m.tolerance = d.tolerances.tolerance;
     m.lse_tolerance = d.tolerances.lse_tolerance;

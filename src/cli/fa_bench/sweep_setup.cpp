@@ -36,6 +36,12 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--json", "json", "Write full results with metadata to this JSON file. Example: --json out/run.json", "FILE"},
       {"--csv", "csv", "Write a tidy CSV (one row per point x kernel). Example: --csv out/run.csv", "FILE"},
       {"--md", "md", "Write the Markdown table to this file too. Example: --md out/run.md", "FILE"},
+      {"--inputs", "inputs",
+       "Run on your own tensors: a folder with q.npy, k.npy, v.npy ([batch, seqlen, heads, head_dim], "
+       "float32 or float16); they fix the shape axes. Example: --inputs my_layer/", "DIR"},
+      {"--save-outputs", "save_outputs",
+       "Write each run's O and LSE as <kernel>.<shape>.o.npy / .lse.npy into this folder. "
+       "Example: --save-outputs out/tensors", "DIR"},
       {"--max-check-rows", "max_check_rows",
        "Compare every query row up to this seqlen_q, a seeded sample of this many rows beyond. Example: --max-check-rows 4096", "N"},
       {"--warmup", "warmup", "Untimed runs before timing. Example: --warmup 5", "N"},
