@@ -70,5 +70,37 @@ TEST(Resume, InterruptThenResume) {
   EXPECT_EQ(size_t(std::count(second.out.begin(), second.out.end(), '\n')), 2 + 8 - partial.size());
 }
 
+// One stop request delivered twice at once (as `timeout` does: to the process
+// and to its group), or a SIGTERM (a batch scheduler's stop), still ends the
+// sweep in order: exit 130, run_status "interrupted", every finished row kept.
+class StopSignal : public ::testing::TestWithParam<int> {};
+
+TEST_P(StopSignal, EchoedOrTermStillStopsInOrder) {
+  const int sig = GetParam();
+  auto dir = test::temp_dir(sig == SIGINT ? "stop_int" : "stop_term");
+  std::string json = (dir / "r.json").string();
+  std::vector<std::string> args = {"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--seqlen", "64,96,128",
+                                   "--causal", "both", "--head-dim", "32", "--heads", "1", "--dtype", "fp32",
+                                   "--warmup", "0", "--min-samples", "1", "--target-noise", "0",
+                                   "--max-samples", "1000000", "--max-seconds", "0.3", "--json", json};
+  pid_t pid = test::spawn(FA_BENCH_EXE, args, dir);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (rows_in(json) < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, sig);
+  kill(pid, sig);  // the echo, microseconds later
+  test::ProcResult r = test::wait_for(pid, dir);
+  ASSERT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  nlohmann::json meta;
+  auto rows = read_results_json(json, &meta);
+  EXPECT_EQ(meta["run_status"], "interrupted");
+  EXPECT_GE(rows.size(), 1u);
+  EXPECT_LT(rows.size(), 6u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, StopSignal, ::testing::Values(SIGINT, SIGTERM),
+                         [](const auto& info) { return info.param == SIGINT ? "SigInt" : "SigTerm"; });
+
 }  // namespace
 }  // namespace fa
