@@ -33,6 +33,25 @@ TEST(Inputs, DeterministicPerSeedDifferentAcrossSeeds) {
   }
 }
 
+// Values are made in fixed 65536-element chunks, each from its own generator
+// keyed by (seed, tensor, chunk), in parallel: a value depends on the seed and
+// its index only — not on the tensor's total size or on which thread ran it —
+// and chunks do not repeat one stream.
+TEST(Inputs, ChunkedGenerationIsIndependentOfSizeAndThreads) {
+  AttnProblem big = shape(DType::f32), small = shape(DType::f32);
+  big.seqlen_q = 1100, big.seqlen_k = 1100;  // q: 2*1100*4*64 = 563200 values, 9 chunks
+  small.seqlen_q = 10, small.seqlen_k = 10;
+  const HostInputs b1 = generate_inputs(big, Distribution::normal, 42);
+  const HostInputs b2 = generate_inputs(big, Distribution::normal, 42);
+  const HostInputs s = generate_inputs(small, Distribution::normal, 42);
+  EXPECT_EQ(b1.q, b2.q);  // run twice on a thread pool: same values
+  ASSERT_GT(b1.q.size(), size_t(3) << 16);
+  for (size_t i = 0; i < s.q.size(); ++i) ASSERT_EQ(s.q[i], b1.q[i]) << i;
+  const std::vector<float> c0(b1.q.begin(), b1.q.begin() + 64), c1(b1.q.begin() + 65536, b1.q.begin() + 65600);
+  EXPECT_NE(c0, c1);
+  EXPECT_NE(std::vector<float>(b1.q.begin(), b1.q.begin() + 64), std::vector<float>(b1.k.begin(), b1.k.begin() + 64));
+}
+
 TEST(Inputs, MomentsOfNormalAndUniform) {
   AttnProblem p = shape(DType::f32);
   p.seqlen_q = 2000;

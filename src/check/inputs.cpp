@@ -3,11 +3,13 @@
 // with any standard library.
 #include "check/inputs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
 
 #include "check/half.h"
+#include "reference/parallel.h"
 #include "core/errors.h"
 
 namespace fa {
@@ -51,9 +53,34 @@ class Rng {
   std::mt19937_64 gen_;
 };
 
-void fill(std::vector<float>& x, Distribution d, Rng& rng) {
-  for (float& v : x) v = float(d == Distribution::uniform ? rng.uniform() : rng.normal());
+// Each tensor is generated in fixed chunks, chunk c of tensor t from its own
+// generator seeded by mix(seed, t, c): the values depend on the seed alone, not
+// on how many threads made them, and a paper-sized point (100M values) takes a
+// fraction of a second on a many-core host instead of seconds on one core.
+constexpr size_t kChunk = size_t(1) << 16;
+
+uint64_t mix(uint64_t seed, uint64_t tensor, uint64_t chunk) {  // splitmix64 over the triple
+  uint64_t z = seed ^ (tensor * 0x9E3779B97F4A7C15ull) ^ (chunk * 0xD1B54A32D192ED03ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
+
+// x[i] = value(i, rng) with rng the generator of i's chunk; then rounded to dtype.
+template <typename Value>
+void generate(std::vector<float>& x, uint64_t seed, uint64_t tensor, DType dtype, Value value) {
+  const int64_t chunks = int64_t((x.size() + kChunk - 1) / kChunk);
+  parallel_for(chunks, 0, [&](int64_t c, int) {
+    Rng rng(mix(seed, tensor, uint64_t(c)));
+    const size_t end = std::min(x.size(), size_t(c + 1) * kChunk);
+    for (size_t i = size_t(c) * kChunk; i < end; ++i) {
+      float v = float(value(i, rng));
+      x[i] = dtype == DType::bf16 ? round_bf16(v) : dtype == DType::f16 ? round_f16(v) : v;
+    }
+  });
+}
+
+enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4 };
 
 // Adversarial scores: every query and key carries a common unit direction u,
 //   q = a u + n_q,   k_j = a r_j u + n_k,   r_j ramping from -0.5 to 1 along the keys,
@@ -64,24 +91,25 @@ void fill(std::vector<float>& x, Distribution d, Rng& rng) {
 // subtraction in fp16 (exp overflows past 11.1) and comes close in float32.
 constexpr double kPeakScore = 60.0;
 
-void make_adversarial(const AttnProblem& p, HostInputs& in, Rng& rng) {
+void make_adversarial(const AttnProblem& p, HostInputs& in, uint64_t seed) {
   const int d = p.head_dim;
   std::vector<double> u(d);
+  Rng dir(mix(seed, kDirection, 0));
   double norm = 0;
   for (double& e : u) {
-    e = rng.normal();
+    e = dir.normal();
     norm += e * e;
   }
   for (double& e : u) e /= std::sqrt(norm);
   const double a = std::sqrt(kPeakScore / double(p.scale()));
-  for (size_t i = 0; i < in.q.size(); ++i) in.q[i] = float(a * u[i % d] + rng.normal());
+  generate(in.q, seed, kQ, p.dtype, [&](size_t i, Rng& r) { return a * u[i % d] + r.normal(); });
   const int64_t nk = p.seqlen_k;
-  for (size_t i = 0; i < in.k.size(); ++i) {
+  generate(in.k, seed, kK, p.dtype, [&](size_t i, Rng& r) {
     const int64_t j = int64_t(i / (size_t(p.heads_kv) * d)) % nk;  // key row (BSHD)
     const double ramp = nk > 1 ? -0.5 + 1.5 * double(j) / double(nk - 1) : 1.0;
-    in.k[i] = float(a * ramp * u[i % d] + rng.normal());
-  }
-  fill(in.v, Distribution::normal, rng);
+    return a * ramp * u[i % d] + r.normal();
+  });
+  generate(in.v, seed, kV, p.dtype, [](size_t, Rng& r) { return r.normal(); });
 }
 
 }  // namespace
@@ -93,17 +121,14 @@ HostInputs generate_inputs(const AttnProblem& p, Distribution dist, uint64_t see
   in.q.resize(size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim);
   in.k.resize(size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim);
   in.v.resize(in.k.size());
-  Rng rng(seed);
   if (dist == Distribution::adversarial) {
-    make_adversarial(p, in, rng);
+    make_adversarial(p, in, seed);
   } else {
-    fill(in.q, dist, rng);
-    fill(in.k, dist, rng);
-    fill(in.v, dist, rng);
+    auto draw = [dist](size_t, Rng& r) { return dist == Distribution::uniform ? r.uniform() : r.normal(); };
+    generate(in.q, seed, kQ, p.dtype, draw);
+    generate(in.k, seed, kK, p.dtype, draw);
+    generate(in.v, seed, kV, p.dtype, draw);
   }
-  round_to_dtype(in.q, p.dtype);
-  round_to_dtype(in.k, p.dtype);
-  round_to_dtype(in.v, p.dtype);
   return in;
 }
 
