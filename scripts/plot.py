@@ -82,6 +82,22 @@ def panel_grid(keys, title):
     return fig, where
 
 
+def label_panels(where, ylabel, logy):
+    for ax in where.values():
+        ax.set_xlabel("seqlen")
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("log")
+        if ax.lines:
+            ax.legend(fontsize=6)
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def line_plot(rows, ycol, ylabel, title, path, logy=False):
     ok = [r for r in rows if r["status"] == "ok" and num(r, ycol) is not None]
     if not ok:
@@ -95,16 +111,8 @@ def line_plot(rows, ycol, ylabel, title, path, logy=False):
         pts.sort()
         ax = where[(h, c)]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
-    for ax in where.values():
-        ax.set_xlabel("seqlen")
-        ax.set_ylabel(ylabel)
-        if logy:
-            ax.set_yscale("log")
-        if ax.lines:
-            ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    label_panels(where, ylabel, logy)
+    save(fig, path)
     return None
 
 
@@ -128,9 +136,7 @@ def traffic_plot(rows, path):
     ax.set_yscale("log")
     ax.set_title("Modelled vs measured HBM traffic (the gap is L2 reuse)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return None
 
 
@@ -156,9 +162,7 @@ def memory_plot(rows, path):
     ax.set_title("Peak memory beyond inputs and outputs" + (" (red: oom)" if oom else ""))
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return None
 
 
@@ -178,15 +182,8 @@ def error_plot(rows, path):
         tol = [(p[0], p[2]) for p in pts if p[2]]
         if tol:
             ax.plot([t[0] for t in tol], [t[1] for t in tol], ls="--", color=ln.get_color(), alpha=0.5)
-    for ax in where.values():
-        ax.set_yscale("log")
-        ax.set_xlabel("seqlen")
-        ax.set_ylabel("max |O - ref|")
-        if ax.lines:
-            ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    label_panels(where, "max |O - ref|", logy=True)
+    save(fig, path)
     return None
 
 
@@ -224,9 +221,7 @@ def blocks_plot(rows, path):
                 if not math.isnan(v):
                     ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=7, color="w")
         fig.colorbar(im, ax=ax, label="mean TFLOP/s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
     return None
 
 

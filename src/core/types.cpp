@@ -51,6 +51,15 @@ ElemType elem_type(DType d) {
   return ElemType::f32;
 }
 
+DType dtype_of(ElemType t) {
+  switch (t) {
+    case ElemType::f16: return DType::f16;
+    case ElemType::bf16: return DType::bf16;
+    case ElemType::f32: return DType::f32;
+  }
+  return DType::f32;
+}
+
 float AttnProblem::scale() const {
   return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));
 }

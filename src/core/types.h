@@ -23,6 +23,7 @@ std::optional<Family> parse_family(std::string_view);
 std::optional<Backend> parse_backend(std::string_view);
 int dtype_bytes(DType);
 ElemType elem_type(DType);
+DType dtype_of(ElemType);  // the inverse of elem_type
 
 // One point of a sweep.
 struct AttnProblem {

@@ -15,23 +15,6 @@
 namespace fa {
 namespace {
 
-std::string_view elem_name(ElemType t) {
-  switch (t) {
-    case ElemType::f16: return "fp16";
-    case ElemType::bf16: return "bf16";
-    case ElemType::f32: return "fp32";
-  }
-  return "?";
-}
-
-DType dtype_of(ElemType t) {
-  switch (t) {
-    case ElemType::f16: return DType::f16;
-    case ElemType::bf16: return DType::bf16;
-    case ElemType::f32: return DType::f32;
-  }
-  return DType::f32;
-}
 
 // The tile `--block auto` picks per family and head_dim (both dtypes), measured
 // fastest on an H200 with the paper-fwd sweep (docs/PERF_NOTES.md, FA1/FA2/standard).
@@ -59,8 +42,8 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
   v.backend = Backend::cuda;
   v.tile = Tile{e.block_m, e.block_n, e.warps, e.stages};
   v.name = e.head_dim == 0
-               ? fmt::format("{}.{}", e.family, elem_name(e.dtype))
-               : fmt::format("{}.{}.hd{}.{}x{}.w{}.s{}", e.family, elem_name(e.dtype), e.head_dim,
+               ? fmt::format("{}.{}", e.family, to_string(dtype_of(e.dtype)))
+               : fmt::format("{}.{}.hd{}.{}x{}.w{}.s{}", e.family, to_string(dtype_of(e.dtype)), e.head_dim,
                              e.block_m, e.block_n, e.warps, e.stages);
   v.dtypes = {dtype_of(e.dtype)};
   if (e.head_dim != 0) v.head_dims = {e.head_dim};
