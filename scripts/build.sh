@@ -15,5 +15,5 @@ elif ! command -v nvcc >/dev/null 2>&1; then
 fi
 start=$(date +%s)
 cmake "${args[@]}" "$@" >/dev/null
-cmake --build "$build" -j "$jobs"
+cmake --build "$build" -j "$jobs" >&2  # progress on stderr: stdout is the results
 echo "build: done in $(( $(date +%s) - start )) s ($build)" >&2
