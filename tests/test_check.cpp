@@ -3,7 +3,10 @@
 // failure, the clean kernels pass, the JSON report is a results file.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <sstream>
+#include <thread>
 
 #include "process_util.h"
 #include "reference/cpu_kernels.h"
@@ -124,6 +127,24 @@ TEST(Check, CleanKernelsPassTheQuickSuiteAndWriteResults) {
   EXPECT_EQ(meta["timing_method"], "none (validation only)");
   const std::string csv_text = test::slurp(csv);
   EXPECT_NE(csv_text.substr(0, csv_text.find('\n')).find(",distribution,lse_rel_l2"), std::string::npos);
+}
+
+TEST(Check, InterruptWritesTheRowsCheckedSoFar) {
+  auto dir = test::temp_dir("check_interrupt");
+  const std::string json = (dir / "c.json").string();
+  pid_t pid = test::spawn(FA_CHECK_EXE, {"--backend", "cpu", "--threads", "1", "--json", json}, dir);
+  // Wait for the first rows of the table, then stop it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (test::slurp((dir / "stdout.txt").string()).find("| ok |") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, SIGINT);
+  test::ProcResult r = test::wait_for(pid, dir);
+  ASSERT_EQ(r.code, 130) << r.err;
+  nlohmann::json meta;
+  auto rows = read_results_json(json, &meta);
+  EXPECT_EQ(meta["run_status"], "interrupted");
+  EXPECT_GE(rows.size(), 1u);
 }
 
 TEST(Check, BadInputIsExitTwo) {

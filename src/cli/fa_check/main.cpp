@@ -12,6 +12,7 @@
 #include "build_info.h"
 #include "cli/common/command_line.h"
 #include "cli/common/exit_codes.h"
+#include "cli/common/interrupt.h"
 #include "cli/fa_check/check_report.h"
 #include "cli/fa_check/check_run.h"
 #include "cli/fa_check/self_test.h"
@@ -107,14 +108,29 @@ int run(const Options& o, const std::string& program) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<CheckRow> rows;
   size_t unsupported = 0;
+  // Ctrl-C / SIGTERM between cases, or a sticky device error, still writes the
+  // reports with every finished row (run_status says which).
+  cli::install_sigint_handler();
+  std::string run_status = "complete", sticky;
   std::fputs(table_header().c_str(), stdout);
-  for (const CheckCase& c : cases)
-    for (Distribution d : c.distributions)
-      unsupported += run_case(c.problem, d, set.kernels, s, *ex, [&](const CheckRow& row) {
-        rows.push_back(row);
-        std::fputs(table_row(row).c_str(), stdout);
-        std::fflush(stdout);
-      });
+  try {
+    for (const CheckCase& c : cases)
+      for (Distribution d : c.distributions) {
+        if (cli::interrupted()) {
+          run_status = "interrupted";
+          break;
+        }
+        unsupported += run_case(c.problem, d, set.kernels, s, *ex, [&](const CheckRow& row) {
+          rows.push_back(row);
+          std::fputs(table_row(row).c_str(), stdout);
+          std::fflush(stdout);
+        });
+      }
+  } catch (const KernelError& e) {
+    if (!e.sticky) throw;
+    sticky = e.what();
+    run_status = "stopped: " + sticky;
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (!o.json.empty()) {
@@ -134,7 +150,7 @@ int run(const Options& o, const std::string& program) {
     mi.backend = std::string(to_string(ex->backend()));
     mi.timing_method = "none (validation only)";
     nlohmann::json meta = build_metadata(mi);
-    meta["run_status"] = "complete";
+    meta["run_status"] = run_status;
     write_check_json(o.json, meta, rows);
   }
   if (!o.csv.empty()) write_check_csv(o.csv, rows);
@@ -145,6 +161,14 @@ int run(const Options& o, const std::string& program) {
   fmt::print("\n{} rows in {:.1f} s: {} passed, {} failed or errored; {} kernel x case pairs skipped "
              "(shape not supported by the kernel)\n",
              rows.size(), seconds, rows.size() - failed, failed, unsupported);
+  if (!sticky.empty()) {
+    cli::print_error(kProg, sticky);
+    return cli::kExitFailure;
+  }
+  if (run_status == "interrupted") {
+    cli::print_note(kProg, fmt::format("interrupted: {} rows checked before the stop", rows.size()));
+    return cli::kExitInterrupted;
+  }
   if (o.self_test) return report_self_test(rows) ? cli::kExitOk : cli::kExitFailure;
   if (failed == 0) return cli::kExitOk;
   fmt::print("\nFailures (seed {}), each replayed by the command under it:\n", s.seed);
