@@ -88,7 +88,7 @@ std::vector<const KernelVariant*> Registry::select(std::string_view selection) c
     if (!any)
       throw UsageError(fmt::format(
           "--kernels: '{}' matches no kernel (use an exact name, a family such as fa2, a back "
-          "end cpu/cuda, '<backend>.<family>' or a glob; {} variants registered, `--list` shows them)",
+          "end cpu/cuda, '<backend>.<family>' or a glob; {} variants registered, `fa-bench list` shows them)",
           e, variants_.size()));
   }
   std::vector<const KernelVariant*> out;
