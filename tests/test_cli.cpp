@@ -122,5 +122,17 @@ TEST(Cli, SmokeSweepEndToEnd) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2 + 40);
 }
 
+TEST(Cli, CountersWithoutAGpuSayWhy) {
+  auto dir = test::temp_dir("cli_counters");
+  ProcResult r = run_fa_bench({"sweep", "--backend", "cpu", "--seqlen", "64", "--head-dim", "32", "--kernels",
+                               "cpu.fa2", "--counters", "--json", (dir / "r.json").string()},
+                              dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--counters: no hardware counters on the cpu back end"), std::string::npos) << r.err;
+  auto rows = read_results_json((dir / "r.json").string(), nullptr);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].traffic_measured_source, "cpu-count");  // never labelled as hardware counters
+}
+
 }  // namespace
 }  // namespace fa

@@ -119,6 +119,12 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
       return;
     }
     row.timing = ex.time(launch, c.timing);
+    if (c.counters && ex.backend() != Backend::cuda && !warned_counters) {
+      warned_counters = true;
+      if (hooks.note)
+        hooks.note("--counters: no hardware counters on the cpu back end; traffic_measured holds the CPU "
+                   "kernels' own byte counts (traffic_measured_source cpu-count)");
+    }
     if (c.counters && ex.backend() == Backend::cuda) {
       std::string why;
       if (auto t = ex.measure_dram(launch, &why)) {
