@@ -3,10 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fa::test {
@@ -57,6 +59,15 @@ inline ProcResult wait_for(pid_t pid, const std::filesystem::path& dir) {
   r.out = slurp((dir / "stdout.txt").string());
   r.err = slurp((dir / "stderr.txt").string());
   return r;
+}
+
+// Polls `ready` every 20 ms until it holds or 20 s pass (then the caller's own
+// assertions report what was missing).
+template <typename Pred>
+inline void wait_until(Pred ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 inline ProcResult run_fa_bench(const std::vector<std::string>& args, const std::filesystem::path& dir) {

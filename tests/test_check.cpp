@@ -3,10 +3,8 @@
 // failure, the clean kernels pass, the JSON report is a results file.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <csignal>
 #include <sstream>
-#include <thread>
 
 #include "process_util.h"
 #include "reference/cpu_kernels.h"
@@ -134,10 +132,7 @@ TEST(Check, InterruptWritesTheRowsCheckedSoFar) {
   const std::string json = (dir / "c.json").string();
   pid_t pid = test::spawn(FA_CHECK_EXE, {"--backend", "cpu", "--threads", "1", "--json", json}, dir);
   // Wait for the first rows of the table, then stop it.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (test::slurp((dir / "stdout.txt").string()).find("| ok |") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::wait_until([&] { return test::slurp((dir / "stdout.txt").string()).find("| ok |") != std::string::npos; });
   kill(pid, SIGINT);
   test::ProcResult r = test::wait_for(pid, dir);
   ASSERT_EQ(r.code, 130) << r.err;

@@ -33,9 +33,7 @@ TEST(Resume, InterruptThenResume) {
                                    "--warmup", "0", "--min-samples", "1", "--target-noise", "0",
                                    "--max-samples", "1000000", "--max-seconds", "0.2", "--json", json, "--csv", csv};
   pid_t pid = test::spawn(FA_BENCH_EXE, args, dir);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (rows_in(json) < 2 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::wait_until([&] { return rows_in(json) >= 2; });
   kill(pid, SIGINT);
   test::ProcResult first = test::wait_for(pid, dir);
   ASSERT_EQ(first.code, 130) << first.err;
@@ -84,9 +82,7 @@ TEST_P(StopSignal, EchoedOrTermStillStopsInOrder) {
                                    "--warmup", "0", "--min-samples", "1", "--target-noise", "0",
                                    "--max-samples", "1000000", "--max-seconds", "0.3", "--json", json};
   pid_t pid = test::spawn(FA_BENCH_EXE, args, dir);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (rows_in(json) < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::wait_until([&] { return rows_in(json) >= 1; });
   kill(pid, sig);
   kill(pid, sig);  // the echo, microseconds later
   test::ProcResult r = test::wait_for(pid, dir);
