@@ -17,17 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "check_cuda_throw.h"
 #include "measure/counters.h"
 
 namespace {
-
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess)                                                                     \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + \
-                               #call + ": " + cudaGetErrorString(e_));                         \
-  } while (0)
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)

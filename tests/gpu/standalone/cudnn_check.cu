@@ -26,18 +26,11 @@
 #include <string>
 #include <vector>
 
+#include "check_cuda_throw.h"
 #include "cudnn/cudnn_sdpa.cuh"
 #include "measure/counters.h"
 
 namespace {
-
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess)                                                                     \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + \
-                               #call + ": " + cudaGetErrorString(e_));                         \
-  } while (0)
 
 struct Shape {
   bool bf16 = true;
