@@ -4,9 +4,13 @@
 // running O lives in the (float32) output buffer; m and l in the workspace.
 // The GPU FA1 keeps its running O in a float32 workspace for the same reason:
 // it is re-read and rescaled Tc times, so it is counted at 4 bytes.
+// Like the GPU kernel, each head's Q blocks are dealt to fa1_splits(...) splits
+// (common/fa1_split.h), each running the loop above over its own blocks, so the
+// counted bytes are the model's exactly.
 #include <cmath>
 #include <vector>
 
+#include "common/fa1_split.h"
 #include "core/types.h"
 #include "reference/cpu_common.h"
 #include "reference/cpu_kernels.h"
@@ -27,28 +31,35 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
   const int64_t bm = tile.block_m, bn = tile.block_n;
   const int64_t tr = cpu::ceil_div(nq, bm), tc = cpu::ceil_div(nk, bn);
   float* stats = static_cast<float*>(p.workspace);
+  const int64_t splits = fa1_splits(bh_count, tr, tile.warps);
   cpu::ByteCount count;
 
-  parallel_for(bh_count, ctx.threads, [&](int64_t bh, int) {
+  parallel_for(bh_count * splits, ctx.threads, [&](int64_t item, int) {
+    const int64_t bh = item / splits, split = item % splits;
     const int b = int(bh / p.heads), h = int(bh % p.heads);
     float* m_full = stats + bh * 2 * nq;
     float* l_full = m_full + nq;
     int64_t rd = 0, wr = 0;
     std::vector<float> kj(bn * d), vj(bn * d), qi(bm * d), oi(bm * d), li(bm), mi(bm), sij(bn);
 
-    // Line 2: O = 0, l = 0, m = -inf in HBM.
-    for (int64_t r = 0; r < nq; ++r) {
-      std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
-      m_full[r] = cpu::kNegInf;
-      l_full[r] = 0.f;
+    // Line 2: O = 0, l = 0, m = -inf in HBM (this split's rows).
+    for (int64_t i = split; i < tr; i += splits) {
+      for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
+        std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
+        m_full[r] = cpu::kNegInf;
+        l_full[r] = 0.f;
+        wr += d * o_bytes + 2 * cpu::kStatBytes;
+      }
     }
-    wr += nq * d * o_bytes + 2 * nq * cpu::kStatBytes;
 
-    // Block pair (i, j) is visited iff j < visible_blocks(i); the last Q block
-    // sees the most, so it bounds the K/V blocks worth loading.
-    std::vector<int64_t> vis(tr);
-    for (int64_t i = 0; i < tr; ++i) vis[i] = t.visible_blocks(i * bm, std::min(bm, nq - i * bm), bn);
-    const int64_t kv_blocks = tr ? *std::max_element(vis.begin(), vis.end()) : 0;
+    // Block pair (i, j) is visited iff j < visible_blocks(i); this split's last
+    // Q block sees the most, so it bounds the K/V blocks worth loading.
+    std::vector<int64_t> vis(tr, 0);
+    int64_t kv_blocks = 0;
+    for (int64_t i = split; i < tr; i += splits) {
+      vis[i] = t.visible_blocks(i * bm, std::min(bm, nq - i * bm), bn);
+      kv_blocks = std::max(kv_blocks, vis[i]);
+    }
 
     for (int64_t j = 0; j < std::min(tc, kv_blocks); ++j) {  // outer: K/V blocks
       const int64_t c0 = j * bn, cols = std::min(bn, nk - c0);
@@ -58,8 +69,8 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
       }
       rd += 2 * cols * d * s;
 
-      for (int64_t i = 0; i < tr; ++i) {  // inner: Q blocks
-        if (j >= vis[i]) continue;         // fully above the causal diagonal
+      for (int64_t i = split; i < tr; i += splits) {  // inner: this split's Q blocks
+        if (j >= vis[i]) continue;                     // fully above the causal diagonal
         const int64_t r0 = i * bm, rows = std::min(bm, nq - r0);
         for (int64_t r = 0; r < rows; ++r) {
           std::copy_n(t.q_row(b, h, r0 + r), d, &qi[r * d]);
@@ -109,10 +120,13 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
     }
 
     // LSE = m + log(l); a row that saw no key keeps l = 0 -> -inf (O stayed 0).
-    for (int64_t r = 0; r < nq; ++r)
-      t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
-    rd += 2 * nq * cpu::kStatBytes;
-    wr += nq * cpu::kStatBytes;
+    for (int64_t i = split; i < tr; i += splits) {
+      for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
+        t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
+        rd += 2 * cpu::kStatBytes;
+        wr += cpu::kStatBytes;
+      }
+    }
     count.add(rd, wr);
   });
   count.report(ctx);

@@ -2,6 +2,7 @@
 // and the scaling laws the papers state (standard ~ N^2, FA2 K/V ~ N^2 d / B_r).
 #include <gtest/gtest.h>
 
+#include "common/fa1_split.h"
 #include "measure/traffic.h"
 
 namespace fa {
@@ -46,12 +47,31 @@ TEST(Traffic, Fa2CausalSkipsBlocksAboveTheDiagonal) {
 TEST(Traffic, Fa1ByHand) {
   const AttnProblem p = shape(100, 50, 16, false, DType::bf16);
   const Traffic t = traffic_model(Family::fa1, p, {32, 32, 0, 0});
-  // Tr = 4 (32,32,32,4 rows), Tc = 2: every Q row is visited twice.
+  // Tr = 4 (32,32,32,4 rows), Tc = 2: every Q row is visited twice. 6 heads are far
+  // from 132 CTAs, so each Q block is its own split and each split loads all of K/V.
   const int64_t per_row_visit_read = 16 * 2 + 16 * 4 + 8, per_row_visit_write = 16 * 4 + 8;
-  const int64_t read = 2 * 100 * per_row_visit_read + 2 * 50 * 16 * 2 + 100 * 8;
+  const int64_t read = 2 * 100 * per_row_visit_read + 4 * (2 * 50 * 16 * 2) + 100 * 8;
   const int64_t write = 100 * 16 * 4 + 100 * 8 + 2 * 100 * per_row_visit_write + 100 * 4;
   EXPECT_EQ(t.read_bytes, 6 * read);
   EXPECT_EQ(t.write_bytes, 6 * write);
+}
+
+TEST(Traffic, Fa1SplitsFillTheGpuAndCountTheirKvLoads) {
+  // batch*heads below 132: the Q blocks are dealt to enough splits to reach ~132 CTAs.
+  EXPECT_EQ(fa1_splits(16, 128, 8), 8);   // hd128, seqlen 16384, batch 1: 128 CTAs
+  EXPECT_EQ(fa1_splits(32, 128, 8), 4);
+  EXPECT_EQ(fa1_splits(16, 256, 4), 16);  // 4-warp CTAs: two per SM, 256 CTAs
+  EXPECT_EQ(fa1_splits(128, 16, 8), 1);   // already fills the GPU
+  EXPECT_EQ(fa1_splits(1, 3, 0), 3);      // never more splits than Q blocks
+  // Non-causal: the split changes only the K/V reads, once per split.
+  const AttnProblem one = shape(1024, 1024, 64, false, DType::bf16);  // 6 heads: 8 Q blocks, 8 splits
+  AttnProblem many = one;
+  many.batch = 132;  // 132*3 heads: one split
+  const Traffic a = traffic_model(Family::fa1, one, {128, 128, 0, 0});
+  const Traffic b = traffic_model(Family::fa1, many, {128, 128, 0, 0});
+  const int64_t kv_once = 2 * 1024 * 64 * 2;
+  EXPECT_EQ(a.write_bytes / (one.batch * one.heads), b.write_bytes / (many.batch * many.heads));
+  EXPECT_EQ(a.read_bytes / (one.batch * one.heads) - b.read_bytes / (many.batch * many.heads), 7 * kv_once);
 }
 
 TEST(Traffic, DefaultsAndFamiliesSharingTheFa2Formula) {

@@ -1,10 +1,11 @@
 // FlashAttention (Dao et al. 2022) forward, the paper's Algorithm 1, with the
 // same warp-level tensor-core GEMMs as fa2 (mma.sync m16n8k16):
 //
-//   one CTA per (batch, head); O (float32), l, m live in HBM (p.workspace),
+//   one CTA per (batch, head, split); O (float32), l, m live in HBM (p.workspace),
 //   initialised there to 0, 0, -inf
 //   for each K/V block j:                      (outer loop; K_j, V_j kept in smem)
-//     for each Q block i that sees block j:    (inner loop; Q_i double-buffered)
+//     for each of the split's Q blocks i that sees block j:
+//                                              (inner loop; Q_i double-buffered)
 //       load Q_i, O_i, l_i, m_i from HBM
 //       S = Q_i K_j^T; m~ = rowmax S; P~ = exp(S - m~); l~ = rowsum P~
 //       m_new = max(m_i, m~); l_new = e^(m_i - m_new) l_i + e^(m~ - m_new) l~
@@ -12,8 +13,10 @@
 //       write O_i, l_new, m_new to HBM
 //   last pass: O in the problem's dtype and LSE = m + log l.
 //
-// Causal: (i, j) pairs with no visible key are skipped. Parallel over batch*heads
-// only: with few heads most SMs idle, which is what FA2 fixed.
+// Causal: (i, j) pairs with no visible key are skipped. The split (common/fa1_split.h)
+// deals a head's Q blocks to several CTAs when batch*heads cannot fill the GPU, as
+// flash-attention v1 did; each CTA still runs Algorithm 1's loop order and O/l/m
+// HBM round trips. FA2's change is the loop order itself, not this.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,6 +25,7 @@
 #include "common/attn_params.h"
 #include "common/convert.cuh"
 #include "common/cuda_check.cuh"
+#include "common/fa1_split.h"
 #include "common/mask.cuh"
 #include "common/mma_sm80.cuh"
 #include "common/shape_checks.cuh"
@@ -61,6 +65,7 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int bh = blockIdx.x;
+  const int split = blockIdx.y, splits = gridDim.y;  // this CTA's Q blocks: split + k * splits
   const int b = bh / p.heads, h = bh % p.heads, hk = h / (p.heads / p.heads_kv);
   const int sq = p.seqlen_q, sk = p.seqlen_k;
 
@@ -87,40 +92,54 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
                                                   gQ + int64_t(i) * BlockM * p.q_row_stride,
                                                   p.q_row_stride, sq - i * BlockM, tid);
   };
-  // The first Q block that sees key j*BlockN (causal: rows before it see none of block j).
+  // This split's first Q block that sees key j*BlockN (causal: rows before the
+  // diagonal see none of block j).
   auto first_q_block = [&](int j) {
-    if (!p.causal) return 0;
-    const int first_row = j * BlockN - (sk - sq);  // key_end(row) > j*BlockN from here on
-    return first_row <= 0 ? 0 : first_row / BlockM;
+    int first = 0;
+    if (p.causal) {
+      const int first_row = j * BlockN - (sk - sq);  // key_end(row) > j*BlockN from here on
+      first = first_row <= 0 ? 0 : first_row / BlockM;
+    }
+    return first + ((split - first) % splits + splits) % splits;  // round up to this split's blocks
+  };
+  // Rows of this split, block by block: [i*BlockM, min((i+1)*BlockM, sq)).
+  auto for_own_rows = [&](auto&& f) {
+    for (int i = split; i < m_blocks; i += splits) {
+      const int r_end = min((i + 1) * BlockM, sq);
+      f(i * BlockM, r_end);
+    }
   };
 
   // Line 2 of Algorithm 1: O = 0, l = 0, m = -inf in HBM (the traffic model in
   // docs/MEASUREMENT.md counts this write and the reads of it at j = 0).
-  for (int idx = tid; idx < sq * (HeadDim / 4); idx += T::kThreads)
-    reinterpret_cast<float4*>(wO)[idx] = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int row = tid; row < sq; row += T::kThreads) {
-    wM[row] = -INFINITY;
-    wL[row] = 0.f;
-  }
+  for_own_rows([&](int r0, int r_end) {
+    for (int idx = r0 * (HeadDim / 4) + tid; idx < r_end * (HeadDim / 4); idx += T::kThreads)
+      reinterpret_cast<float4*>(wO)[idx] = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int row = r0 + tid; row < r_end; row += T::kThreads) {
+      wM[row] = -INFINITY;
+      wL[row] = 0.f;
+    }
+  });
   // (The __syncthreads at the top of the loop makes these writes visible.)
 
   for (int j = 0; j < n_blocks; ++j) {
     const int i_begin = first_q_block(j);
+    if (i_begin >= m_blocks) break;  // (causal) none of this split's rows sees block j or later
     __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
     load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
                                                   p.k_row_stride, sk - j * BlockN, tid);
     load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
                                                   p.v_row_stride, sk - j * BlockN, tid);
-    if (i_begin < m_blocks) load_q(i_begin, 0);
+    load_q(i_begin, 0);
     cp_async_commit();
     // Block j needs a mask on its ragged tail, or where some row of a Q block does not see all of it.
     const bool tail = (j + 1) * BlockN > sk;
 
-    for (int i = i_begin; i < m_blocks; ++i) {
-      const int buf = (i - i_begin) & 1;
+    for (int i = i_begin; i < m_blocks; i += splits) {
+      const int buf = ((i - i_begin) / splits) & 1;
       cp_async_wait<0>();
-      __syncthreads();  // Q_i has landed; every warp is done with Q_{i-1}'s buffer
-      if (i + 1 < m_blocks) load_q(i + 1, buf ^ 1);
+      __syncthreads();  // Q_i has landed; every warp is done with the previous Q buffer
+      if (i + splits < m_blocks) load_q(i + splits, buf ^ 1);
       cp_async_commit();
 
       // Load O_i, m_i, l_i from HBM.
@@ -218,18 +237,20 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   // Last pass: O to the dtype, LSE = m * scale + ln l. Rows that see no key (causal,
   // seqlen_q > seqlen_k) were never written: O = 0, LSE = -inf.
   __syncthreads();  // this block's workspace writes are visible to all its threads
-  for (int idx = tid; idx < sq * (HeadDim / 4); idx += T::kThreads) {
-    const int row = idx / (HeadDim / 4), col = (idx % (HeadDim / 4)) * 4;
-    const bool sees = kr.key_end(row) > 0;
-    float4 v = sees ? *reinterpret_cast<const float4*>(wO + int64_t(row) * HeadDim + col)
-                    : make_float4(0.f, 0.f, 0.f, 0.f);
-    uint2 packed{pack2<Elem>(v.x, v.y), pack2<Elem>(v.z, v.w)};
-    *reinterpret_cast<uint2*>(gO + int64_t(row) * p.o_row_stride + col) = packed;
-  }
-  for (int row = tid; row < sq; row += T::kThreads) {
-    const float l = wL[row];
-    gLse[row] = (kr.key_end(row) > 0 && l > 0.f) ? wM[row] * p.softmax_scale + logf(l) : -INFINITY;
-  }
+  for_own_rows([&](int r0, int r_end) {
+    for (int idx = r0 * (HeadDim / 4) + tid; idx < r_end * (HeadDim / 4); idx += T::kThreads) {
+      const int row = idx / (HeadDim / 4), col = (idx % (HeadDim / 4)) * 4;
+      const bool sees = kr.key_end(row) > 0;
+      float4 v = sees ? *reinterpret_cast<const float4*>(wO + int64_t(row) * HeadDim + col)
+                      : make_float4(0.f, 0.f, 0.f, 0.f);
+      uint2 packed{pack2<Elem>(v.x, v.y), pack2<Elem>(v.z, v.w)};
+      *reinterpret_cast<uint2*>(gO + int64_t(row) * p.o_row_stride + col) = packed;
+    }
+    for (int row = r0 + tid; row < r_end; row += T::kThreads) {
+      const float l = wL[row];
+      gLse[row] = (kr.key_end(row) > 0 && l > 0.f) ? wM[row] * p.softmax_scale + logf(l) : -INFINITY;
+    }
+  });
 }
 
 // Stages is unused (the loop order fixes the buffering: K_j/V_j once, Q_i double).
@@ -245,7 +266,11 @@ struct Fa1Kernel {
       return int(cudaErrorInvalidValue);
     auto kernel = fa1_fwd_kernel<Elem, HeadDim, BlockM, BlockN, Warps>;
     FA_CUDA_RETURN_IF_ERROR(set_max_dynamic_smem(kernel, T::kSmemBytes));
-    kernel<<<p.batch * p.heads, T::kThreads, T::kSmemBytes, stream>>>(p);
+    const int64_t bh = int64_t(p.batch) * p.heads;
+    const int m_blocks = (p.seqlen_q + BlockM - 1) / BlockM;
+    const int splits = int(fa1_splits(bh, m_blocks, Warps));
+    if (bh > 0x7fffffff || splits > 65535) return int(cudaErrorInvalidConfiguration);
+    kernel<<<dim3(unsigned(bh), unsigned(splits)), T::kThreads, T::kSmemBytes, stream>>>(p);
     return int(cudaGetLastError());
   }
 };

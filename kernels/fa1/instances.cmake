@@ -1,9 +1,12 @@
 # FA1 (Algorithm 1): dtype:head_dim:block_m:block_n:warps:stages. Stages is fixed by
 # the loop order (K/V once per outer step, Q double-buffered) and recorded as 2.
 # A wider block_n halves the float32 O round trips per key, FA1's HBM cost.
+# 64x128.w4 (hd128): half the threads and shared memory of 128x128.w8, so two CTAs
+# share an SM and one's O/l/m round trip overlaps the other's GEMMs.
 fa_add_instances(FA_FAMILY_INSTANCES fa1 fa1/fa1_fwd.cuh fa::Fa1Kernel
   bf16:64:128:64:8:2   fp16:64:128:64:8:2
   bf16:64:128:128:8:2  fp16:64:128:128:8:2
   bf16:128:128:64:8:2  fp16:128:128:64:8:2
   bf16:128:128:128:8:2 fp16:128:128:128:8:2
+  bf16:128:64:128:4:2  fp16:128:64:128:4:2
   bf16:256:128:32:8:2  fp16:256:128:32:8:2)

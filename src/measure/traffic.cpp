@@ -5,6 +5,9 @@
 #include "measure/traffic.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "common/fa1_split.h"
 
 namespace fa {
 namespace {
@@ -44,24 +47,26 @@ Traffic standard_per_head(const AttnProblem& p, int64_t s) {
   return t;
 }
 
-Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
+Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn, int warps) {
   const int64_t nq = p.seqlen_q, d = p.head_dim;
   const int64_t tr = ceil_div(nq, bm);
+  const int64_t splits = fa1_splits(int64_t(p.batch) * p.heads, tr, warps);
   Traffic t;
   // Algorithm 1 line 2: O = 0, l = 0, m = -inf in HBM.
   t.write_bytes += nq * d * kFa1OBytes + 2 * nq * kStatBytes;
-  // Block pair (i, j) is visited iff j < visible_kv_blocks(i); block j of K/V
-  // is loaded iff some i visits it.
-  int64_t kv_blocks_loaded = 0;
+  // Block pair (i, j) is visited iff j < visible_kv_blocks(i); each split (Q blocks
+  // i = split mod splits, common/fa1_split.h) loads block j of K/V iff one of its
+  // blocks visits it.
+  std::vector<int64_t> kv_blocks_loaded(splits, 0);
   for (int64_t i = 0; i < tr; ++i) {
     const int64_t rows = std::min(bm, nq - i * bm);
     const int64_t pairs = visible_kv_blocks(p, i * bm, rows, bn);
-    kv_blocks_loaded = std::max(kv_blocks_loaded, pairs);
+    kv_blocks_loaded[i % splits] = std::max(kv_blocks_loaded[i % splits], pairs);
     // Per pair: read Q_i, O_i, l_i, m_i; write O_i, l_i, m_i.
     t.read_bytes += pairs * rows * (d * s + d * kFa1OBytes + 2 * kStatBytes);
     t.write_bytes += pairs * rows * (d * kFa1OBytes + 2 * kStatBytes);
   }
-  t.read_bytes += 2 * keys_in_blocks(p, kv_blocks_loaded, bn) * d * s;
+  for (const int64_t kv : kv_blocks_loaded) t.read_bytes += 2 * keys_in_blocks(p, kv, bn) * d * s;
   // Final pass: LSE = m + log(l).
   t.read_bytes += 2 * nq * kStatBytes;
   t.write_bytes += nq * kStatBytes;
@@ -89,7 +94,7 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
   Traffic per_head;
   switch (f) {
     case Family::standard: per_head = standard_per_head(p, s); break;
-    case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n); break;
+    case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n, t.warps); break;
     case Family::fa2:
     case Family::fa3:
     case Family::cudnn: per_head = fa2_per_head(p, s, t.block_m, t.block_n); break;
