@@ -17,6 +17,7 @@ struct Args {  // CUtensorMap members carry their own 64-byte alignment
   float softmax_scale, softmax_scale_log2;
   int causal;
   int num_m_blocks, num_tiles;
+  int group_bh;  // causal order: (batch, head) pairs per L2 group, see tile_at
 };
 
 // Tile order shared by producer and consumers (both walk the same list).
@@ -36,14 +37,20 @@ __device__ __forceinline__ int tile_index(int round, int grid, int b) {
 
 // Non-causal: m_block varies fastest, so the blocks running together read the
 // same K/V head (L2 reuse). Causal: the longest tiles (last m_blocks) first,
-// so the short ones fill the tail.
+// so the short ones fill the tail -- within groups of group_bh (batch, head)
+// pairs whose K/V fit in half the L2 (the launcher sizes them). Longest-first
+// over all heads at once put ~132 different heads in flight at seqlen 4096
+// (two m_blocks each), so K/V came from HBM for almost every tile.
 __device__ __forceinline__ TileCoord tile_at(int idx, const Args& a) {
   TileCoord t;
   int bh;
   if (a.causal) {
     const int bh_count = a.heads * a.batch;
-    t.m_block = a.num_m_blocks - 1 - idx / bh_count;
-    bh = idx % bh_count;
+    const int group = idx / (a.group_bh * a.num_m_blocks);  // every group before this one is full
+    const int r = idx - group * a.group_bh * a.num_m_blocks;
+    const int in_group = min(a.group_bh, bh_count - group * a.group_bh);
+    t.m_block = a.num_m_blocks - 1 - r / in_group;
+    bh = group * a.group_bh + r % in_group;
   } else {
     t.m_block = idx % a.num_m_blocks;
     bh = idx / a.num_m_blocks;

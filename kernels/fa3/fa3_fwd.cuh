@@ -88,13 +88,18 @@ struct Fa3Kernel {
     a.num_m_blocks = (p.seqlen_q + BlockM - 1) / BlockM;
     a.num_tiles = a.num_m_blocks * p.heads * p.batch;
 
-    int num_sms = p.num_sms;
-    if (num_sms <= 0) {
-      int dev = 0;
-      if ((err = cudaGetDevice(&dev)) != cudaSuccess) return int(err);
-      if ((err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
-        return int(err);
-    }
+    int dev = 0, num_sms = p.num_sms, l2_bytes = 0;
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess) return int(err);
+    if (num_sms <= 0 &&
+        (err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+      return int(err);
+    if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
+    // Causal L2 groups (fa3_args.cuh, tile_at): as many (batch, head) pairs as have
+    // their K and V (shared by kv_group() query heads) in half the L2.
+    const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * HeadDim * 2 * 2 / p.kv_group();
+    const int64_t bh_count = int64_t(p.heads) * p.batch;
+    int64_t group = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
+    a.group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
     const int grid = a.num_tiles < num_sms ? a.num_tiles : num_sms;  // persistent: at most one block per SM
 
     auto kernel = fa3::fa3_fwd_kernel<Elem, Cfg>;
