@@ -25,11 +25,16 @@ struct TileCoord {
   int m_block, head, batch;
 };
 
-// Dynamic persistent schedule: block b starts with tile b; its producer then
-// claims the next index from a global counter (Fa3Fwd::claim_tile) and hands
-// it to the consumers with the Q slot. Blocks that finish early take more tiles,
-// so the list order below only has to put long tiles first and keep K/V reuse;
-// a static round-robin had to keep lengths monotone along the list to balance.
+// Static persistent schedule, walked by producer and consumers alike: block b
+// takes one tile per round of gridDim.x tiles, position b in even rounds and
+// gridDim.x - 1 - b in odd ones (a snake). With the causal order below (longest
+// tiles first, so lengths fall along the list) a plain round-robin would give
+// block 0 the longest tile of every round, ~12% more work than the last block
+// at seqlen 16k; the snake evens that out pairwise.
+__device__ __forceinline__ int tile_index(int round, int grid, int b) {
+  return round * grid + ((round & 1) ? grid - 1 - b : b);
+}
+
 // Non-causal: m_block varies fastest, so the blocks running together read the
 // same K/V head (L2 reuse). Causal: the longest tiles (last m_blocks) first,
 // so the short ones fill the tail -- within groups of group_bh (batch, head)

@@ -40,16 +40,14 @@ struct Config {
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kQStages =
-      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 16 + 1024 <= kSmemLimit ? 2 : 1;
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemLimit ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
   static constexpr int kOffBar = kOffV + Stages * kKVBytes;
   // Per Q slot full_q, empty_q; then per stage full_k, empty_k, full_v, empty_v.
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
-  // Then one int per Q slot: the tile index the producer claimed for it.
-  static constexpr int kOffTileId = kOffBar + kNumBars * 8;
-  static constexpr int kSmemBytes = kOffTileId + 16 + 1024;  // + slack to align the base to 1024
+  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemLimit, "tile does not fit the 227 KiB of shared memory per block");
 
   // Ping-pong GEMM turns between consumer warpgroups (FA3_PINGPONG=0 builds

@@ -20,14 +20,6 @@
 
 namespace fa::fa3 {
 
-// The dynamic tile scheduler's counters: [0] the next tile to claim (minus
-// gridDim.x), [1] producers done. Static storage, so zero when the module loads;
-// the last producer to finish puts both back to 0, so every launch starts from
-// 0 with no memset in the timed region. One pair per instantiation's translation
-// unit (internal linkage): launches of one instance must not overlap in time,
-// which holds on one stream.
-static __device__ unsigned int g_tile_sched[2];
-
 // Shared-memory views of one block: tiles and mbarriers at Config's offsets.
 template <typename Cfg>
 struct Smem {
@@ -43,9 +35,6 @@ struct Smem {
   __device__ sm90::MBarrier& empty_k(int s) const { return bars()[kKV + 1 + 4 * s]; }
   __device__ sm90::MBarrier& full_v(int s) const { return bars()[kKV + 2 + 4 * s]; }
   __device__ sm90::MBarrier& empty_v(int s) const { return bars()[kKV + 3 + 4 * s]; }
-  __device__ volatile int& tile_id(int slot) const {  // written by the producer before full_q
-    return reinterpret_cast<volatile int*>(base + Cfg::kOffTileId)[slot];
-  }
 };
 
 // Position in the K/V ring: which stage, and the parity of its current lap.
@@ -61,30 +50,20 @@ struct Fa3Fwd {
   static constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, HD = Cfg::kHeadDim;
   static constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
 
-  // Producer: one thread claims tiles and issues every TMA load. Per tile: the
-  // tile index and Q into a Q slot (full_q tells the consumers both), then K and
-  // V per block into the ring, each stage reused once the consumers release it.
-  // Index num_tiles or beyond, sent the same way, tells the consumers to stop.
+  // Producer: one thread issues every TMA load. Q once per tile, then K and V
+  // per block into the ring, each stage reused once the consumers release it.
   static __device__ __forceinline__ void producer(const Args& a, const Smem<Cfg>& sm) {
     RingPos<Cfg::kStages> ring;
     RingPos<Cfg::kQStages> qring;
     const int group = a.heads / a.heads_kv;
-    for (int idx = blockIdx.x;; ++qring.count) {
-      const int qs = qring.stage();
-      sm.empty_q(qs).wait(qring.parity() ^ 1);
-      sm.tile_id(qs) = idx;
-      if (idx >= a.num_tiles) {
-        sm.full_q(qs).arrive();
-        break;
-      }
+    for (int round = 0;; ++round) {
+      const int idx = tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.num_tiles) break;
       const TileCoord tc = tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
-      // Claimed now, so the atomic's latency hides under this tile's loads.
-      idx = int(atomicAdd(&g_tile_sched[0], 1u)) + int(gridDim.x);
-      if (n_blocks == 0) {  // consumers write O = 0, LSE = -inf without Q
-        sm.full_q(qs).arrive();
-        continue;
-      }
+      if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
+      const int qs = qring.stage();
+      sm.empty_q(qs).wait(qring.parity() ^ 1);
       sm.full_q(qs).arrive_expect_tx(Cfg::kQBytes);
       for (int p = 0; p < Cfg::kPanels; ++p)
         sm90::tma_load_4d(sm.q(qs) + p * Cfg::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word, p * 64,
@@ -104,13 +83,7 @@ struct Fa3Fwd {
           sm90::tma_load_4d(sm.v(s) + p * Cfg::kKVPanelBytes, &a.tma_v, &sm.full_v(s).word, p * 64, n * BN,
                             kv_head, tc.batch);
       }
-    }
-    // Every producer has made its last claim once all have counted themselves
-    // done; the last one resets the counters for the next launch.
-    __threadfence();
-    if (atomicAdd(&g_tile_sched[1], 1u) == gridDim.x - 1) {
-      atomicExch(&g_tile_sched[0], 0u);
-      atomicExch(&g_tile_sched[1], 0u);
+      ++qring.count;
     }
   }
 
@@ -164,10 +137,8 @@ struct Fa3Fwd {
     if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
     RingPos<Cfg::kStages> ring;
     RingPos<Cfg::kQStages> qring;
-    for (;; ++qring.count) {
-      const int qs = qring.stage();
-      sm.full_q(qs).wait(qring.parity());  // the tile index, and Q when the tile has blocks
-      const int idx = sm.tile_id(qs);
+    for (int round = 0;; ++round) {
+      const int idx = tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_tiles) break;
       const TileCoord tc = tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
@@ -176,9 +147,9 @@ struct Fa3Fwd {
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
       RowState st;
-      if (n_blocks == 0) {
-        if (lane == 0) sm.empty_q(qs).arrive();
-      } else {
+      if (n_blocks > 0) {
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
         const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
         float sc[BN / 2];
         uint32_t p[BN / 16][4];
@@ -242,6 +213,7 @@ struct Fa3Fwd {
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
         if (lane == 0) sm.empty_v(s_prev).arrive();
+        ++qring.count;
       }
       store_tile(a, tc, o, st, row0, t);
     }
