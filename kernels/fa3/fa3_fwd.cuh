@@ -94,13 +94,24 @@ struct Fa3Kernel {
         (err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
       return int(err);
     if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
-    // Causal L2 groups (fa3_args.cuh, tile_at): as many (batch, head) pairs as have
-    // their K and V (shared by kv_group() query heads) in half the L2.
-    const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * HeadDim * 2 * 2 / p.kv_group();
-    const int64_t bh_count = int64_t(p.heads) * p.batch;
-    int64_t group = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
-    a.group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
     const int grid = a.num_tiles < num_sms ? a.num_tiles : num_sms;  // persistent: at most one block per SM
+
+    // Causal L2 groups (fa3_args.cuh, tile_at). Longest-first over all heads keeps
+    // about grid / (batch*heads) tiles of each head in flight; from 3 up their K/V
+    // reads overlap enough in L2 and the plain order balances best. Below that (hd128
+    // seqlen 4096: 2 per head, 0.87x cuDNN) heads are grouped: enough for their K and
+    // V (shared by kv_group() query heads) to fill half the L2, and at least 4 rounds
+    // of tiles per group, because the static round-robin balances only where tile
+    // lengths fall along the list, and a group restarts them (docs/PERF_NOTES.md S2-2).
+    const int64_t bh_count = int64_t(p.heads) * p.batch;
+    int64_t group = bh_count;
+    if (p.causal && int64_t(grid) < 3 * bh_count) {
+      const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * HeadDim * 2 * 2 / p.kv_group();
+      const int64_t by_l2 = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
+      const int64_t by_rounds = (4 * int64_t(grid) + a.num_m_blocks - 1) / a.num_m_blocks;
+      group = by_l2 > by_rounds ? by_l2 : by_rounds;
+    }
+    a.group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
 
     auto kernel = fa3::fa3_fwd_kernel<Elem, Cfg>;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
