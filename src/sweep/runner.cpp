@@ -10,6 +10,7 @@
 #include "check/sampling.h"
 #include "check/user_inputs.h"
 #include "core/errors.h"
+#include "measure/throttle.h"
 #include "reference/reference.h"
 
 namespace fa {
@@ -147,6 +148,8 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
     return;
   }
   row.clock_after_mhz = ex.clock().sm_mhz;
+  row.reason = throttle_reason(row.clock_before_mhz, row.clock_after_mhz);
+  if (!row.reason.empty() && hooks.note) hooks.note(fmt::format("{} on {}: {}", k.name, p.describe(), row.reason));
   const double seconds = row.timing->median_ms * 1e-3;
   if (seconds > 0) {
     row.tflops = p.flops() / seconds / 1e12;
