@@ -94,7 +94,13 @@ struct Fa3Kernel {
         (err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
       return int(err);
     if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
-    const int grid = a.num_tiles < num_sms ? a.num_tiles : num_sms;  // persistent: at most one block per SM
+    // Persistent: at most one block per SM, each walking tiles (tile_index). Built
+    // with -DFA3_PERSISTENT=0 for the ablation: one block per tile, the hardware
+    // scheduler starting each as an SM frees up (docs/PERF_NOTES.md S2-3).
+#ifndef FA3_PERSISTENT
+#define FA3_PERSISTENT 1
+#endif
+    const int grid = (!FA3_PERSISTENT || a.num_tiles < num_sms) ? a.num_tiles : num_sms;
 
     // Causal L2 groups (fa3_args.cuh, tile_at). Longest-first over all heads keeps
     // about grid / (batch*heads) tiles of each head in flight; from 3 up their K/V
