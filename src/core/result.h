@@ -41,6 +41,7 @@ struct Result {
   double model_bandwidth_gbps = 0;  // modelled bytes / median latency
   std::optional<Traffic> traffic_measured;  // DRAM bytes from counters / CPU kernels' counts
   std::string traffic_measured_source;      // "cupti", "cpu-count", "" when absent
+  std::optional<double> l2_hit_rate;        // percent, from the counters pass (cupti only)
   int64_t peak_extra_bytes = -1;
   std::optional<ErrorMetrics> errors;
   int clock_before_mhz = -1, clock_after_mhz = -1;

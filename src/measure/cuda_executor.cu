@@ -298,14 +298,15 @@ class CudaExecutor final : public Executor {
     return cached;
   }
 
-  std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& launch,
-                                      std::string* why) override {
+  std::optional<DramReading> measure_dram(const std::function<void(RunContext&)>& launch,
+                                          std::string* why) override {
     auto counts = measure_dram_bytes([&] { launch_checked(launch); }, why);
     if (!counts) return std::nullopt;
-    Traffic t;
-    t.read_bytes = int64_t(counts->read_bytes);
-    t.write_bytes = int64_t(counts->write_bytes);
-    return t;
+    DramReading d;
+    d.bytes.read_bytes = int64_t(counts->read_bytes);
+    d.bytes.write_bytes = int64_t(counts->write_bytes);
+    d.l2_hit_rate = counts->l2_hit_rate;
+    return d;
   }
 
   void release() override {

@@ -52,9 +52,13 @@ class Executor {
   // The measured bf16 matmul ceiling (cuBLAS 8192^3) in TFLOP/s, measured once
   // per process on first call; 0 where not measured (cpu).
   virtual double matmul_ceiling_tflops() { return 0; }
-  // DRAM bytes one launch moves, read through hardware counters in an untimed
-  // pass; nullopt with `why` set where counters cannot be read.
-  virtual std::optional<Traffic> measure_dram(const std::function<void(RunContext&)>& /*launch*/,
+  // DRAM bytes one launch moves and its L2 hit rate, read through hardware
+  // counters in an untimed pass; nullopt with `why` set where they cannot be read.
+  struct DramReading {
+    Traffic bytes;
+    double l2_hit_rate = -1;  // percent (lts__t_sector_hit_rate.pct), -1 if not read
+  };
+  virtual std::optional<DramReading> measure_dram(const std::function<void(RunContext&)>& /*launch*/,
                                               std::string* why) {
     *why = "hardware counters are not available on this back end";
     return std::nullopt;

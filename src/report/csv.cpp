@@ -132,6 +132,10 @@ const std::vector<Column>& columns() {
       FA_OPT_INT("traffic_measured_write_bytes", traffic_measured, write_bytes, measured),
       Column{"traffic_measured_source", [](const Result& r) { return r.traffic_measured_source; },
              [](Result& r, const std::string& s) { r.traffic_measured_source = s; }},
+      Column{"l2_hit_rate", [](const Result& r) { return r.l2_hit_rate ? d2s(*r.l2_hit_rate) : std::string(); },
+             [](Result& r, const std::string& s) {
+               if (!s.empty()) r.l2_hit_rate = s2d(s, "l2_hit_rate");
+             }},
       FA_INT("peak_extra_bytes", r.peak_extra_bytes),
       FA_OPT_DBL("o_max_abs", errors, o_max_abs, errs),
       FA_OPT_DBL("o_max_rel", errors, o_max_rel, errs),

@@ -107,6 +107,7 @@ json result_to_json(const Result& r) {
   j["model_bandwidth_gbps"] = num(r.model_bandwidth_gbps);
   j["traffic_measured"] = r.traffic_measured ? traffic_json(*r.traffic_measured) : json(nullptr);
   j["traffic_measured_source"] = r.traffic_measured_source;
+  j["l2_hit_rate"] = r.l2_hit_rate ? json(*r.l2_hit_rate) : json(nullptr);
   j["peak_extra_bytes"] = r.peak_extra_bytes;
   if (r.errors) {
     const ErrorMetrics& e = *r.errors;
@@ -174,6 +175,8 @@ Result result_from_json(const json& j, const std::string& where) {
   out.model_bandwidth_gbps = r.d("model_bandwidth_gbps");
   if (!r.null("traffic_measured")) out.traffic_measured = traffic_from(r.sub("traffic_measured"));
   out.traffic_measured_source = r.s("traffic_measured_source");
+  // Absent in files written before the column existed.
+  if (r.j.contains("l2_hit_rate") && !r.null("l2_hit_rate")) out.l2_hit_rate = r.d("l2_hit_rate");
   out.peak_extra_bytes = r.i("peak_extra_bytes");
   if (!r.null("errors")) {
     Reader e = r.sub("errors");

@@ -129,8 +129,9 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
     if (c.counters && ex.backend() == Backend::cuda) {
       std::string why;
       if (auto t = ex.measure_dram(launch, &why)) {
-        row.traffic_measured = *t;
+        row.traffic_measured = t->bytes;
         row.traffic_measured_source = "cupti";
+        if (t->l2_hit_rate >= 0) row.l2_hit_rate = t->l2_hit_rate;
       } else if (!warned_counters) {
         warned_counters = true;
         if (hooks.note) hooks.note("--counters: DRAM counters cannot be read: " + why);
