@@ -9,6 +9,8 @@ Columns are series: a family of our cuda kernels (`fa1`, `fa2`, `fa3`, `cudnn`,
 normally the default), or a torch peer by kernel name (`torch.flash`,
 `torch.cudnn`). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
 column A's TFLOP/s over B's. Rows with another status show it instead of a number.
+A `*` marks a number from a row timed while the SM clock fell by more than 5 %
+(its `reason` starts with `throttled`), and every ratio that uses one.
 """
 import argparse
 import csv
@@ -31,6 +33,7 @@ def main():
     ap.add_argument("--dtype", default="bf16")
     args = ap.parse_args()
     cell = {}
+    throttled = set()  # (point, series) whose kept row was timed under a falling clock
     status = {}
     keys = set()
     names = []
@@ -51,21 +54,28 @@ def main():
                     names.append(s)
                 if r["status"] == "ok" and r["tflops"]:
                     # Several tiles of one family at a point: keep the best.
-                    cell[(k, s)] = max(cell.get((k, s), 0.0), float(r["tflops"]))
+                    if float(r["tflops"]) > cell.get((k, s), 0.0):
+                        cell[(k, s)] = float(r["tflops"])
+                        throttled.discard((k, s))
+                        if r.get("reason", "").startswith("throttled"):
+                            throttled.add((k, s))
                 else:
                     status.setdefault((k, s), r["status"])
     ratios = [tuple(x.split("/")) for x in args.ratio]
     head = ["hd", "causal", "seqlen"] + names + [f"{a}/{b}" for a, b in ratios]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
+    star = lambda k, *series: "*" if any((k, s) in throttled for s in series) else ""
     for k in sorted(keys):
         row = [str(k[0]), "yes" if k[1] else "no", str(k[2])]
         for s in names:
-            row.append(f"{cell[(k, s)]:.1f}" if (k, s) in cell else status.get((k, s), "-"))
+            row.append(f"{cell[(k, s)]:.1f}{star(k, s)}" if (k, s) in cell else status.get((k, s), "-"))
         for a, b in ratios:
             va, vb = cell.get((k, a)), cell.get((k, b))
-            row.append(f"{va / vb:.2f}" if va and vb else "-")
+            row.append(f"{va / vb:.2f}{star(k, a, b)}" if va and vb else "-")
         print("| " + " | ".join(row) + " |")
+    if throttled:
+        print("\n`*`: timed while the SM clock fell by more than 5 % (the row's `reason` says from what to what).")
     if not keys:
         print(f"summarize.py: no cuda or torch rows of dtype {args.dtype}", file=sys.stderr)
 
