@@ -17,7 +17,9 @@ a tiled online-softmax kernel; cudnn -> cudnn; math -> standard).
 Timing: 3 warm-up calls, then samples until the relative noise (p90 - p10) / 2 /
 median is under --target-noise with at least --min-samples, at most --max-samples
 or --max-seconds; before each sample a buffer of 2x the L2 size is written (cold
-L2); CUDA events around the call; the median is quoted. Inputs are seeded normal
+L2), then a 100 us stream hold so Python's dispatch stays outside the events; CUDA
+events around the call; the median is quoted. The SM clock is read through NVML
+before and after each row (a drop of more than 5 % marks it throttled, as in fa-bench). Inputs are seeded normal
 (never zeros). Errors: O against a float64 reference on up to 64 sampled query rows
 (all batches and heads). A back end that refuses a shape is a row with status
 `unsupported`; an allocation failure is `oom`.
@@ -30,6 +32,8 @@ import os
 import statistics
 import sys
 import time
+
+from sm_clock import SmClock, throttle_reason  # scripts/ is on sys.path when run as a script
 
 COLUMNS = ("kernel family backend batch heads heads_kv seqlen_q seqlen_k head_dim causal dtype "
            "softmax_scale block_m block_n warps stages status reason median_ms min_ms p10_ms p90_ms "
@@ -122,6 +126,12 @@ def main():
     # clock_rate (kHz) where this torch exposes it; else the H200's 1980 MHz.
     hold_cycles = int(getattr(props, "clock_rate", 1980000) * 1e-3 * 100)
     method = "cuda-events, L2 flushed (torch), launch hidden behind a 100 us stream hold"
+    # The SM clock before and after each row's samples, as fa-bench records it; a drop of
+    # more than 5 % marks the row throttled (scripts/sm_clock.py). -1 without NVML.
+    pci = None
+    if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        pci = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    clock = SmClock(pci)
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16}
 
@@ -176,6 +186,7 @@ def main():
                     for _ in range(3):
                         run()
                     samples, t_start = [], time.monotonic()
+                    clock_before = clock.mhz()
                     while True:
                         flush.fill_(len(samples) & 0xFF)
                         # Hold the stream ~100 us so Python's dispatch of run() happens
@@ -194,8 +205,11 @@ def main():
                                 or time.monotonic() - t_start > args.max_seconds)):
                             break
                 summ = summarize(samples)
+                clock_after = clock.mhz()
                 row.update(summ, status="ok", timing_method=method,
-                           tflops=flops / (summ["median_ms"] * 1e-3) / 1e12)
+                           tflops=flops / (summ["median_ms"] * 1e-3) / 1e12,
+                           clock_before_mhz=clock_before, clock_after_mhz=clock_after,
+                           reason=throttle_reason(clock_before, clock_after))
             except torch.OutOfMemoryError as e:
                 row.update(status="oom", reason=str(e).splitlines()[0][:200])
                 torch.cuda.empty_cache()

@@ -1,0 +1,46 @@
+"""The SM clock through NVML (ctypes: no pynvml needed) and the throttle rule of
+src/measure/throttle.h, for scripts that time kernels outside fa-bench
+(scripts/torch_peers.py). Every reading is -1 where NVML cannot be read."""
+import ctypes
+
+THROTTLE_DROP = 0.05  # same as kThrottleDrop in src/measure/throttle.h
+_NVML_CLOCK_SM = 1
+
+
+def throttle_reason(before, after):
+    """'' when the clock held (or could not be read), else the reason text fa-bench writes."""
+    if before <= 0 or after <= 0 or after >= before * (1.0 - THROTTLE_DROP):
+        return ""
+    return (f"throttled: SM clock fell from {before} to {after} MHz while timing (power or thermal cap); "
+            "the median mixes full-clock and throttled samples")
+
+
+class SmClock:
+    """Current SM clock of one GPU, found by PCI bus id ("00000000:19:00.0"), else index 0."""
+
+    def __init__(self, pci_bus_id=None):
+        self._lib = None
+        self._dev = ctypes.c_void_p()
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            rc = 1
+            if pci_bus_id:
+                rc = lib.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(self._dev))
+            if rc != 0:
+                rc = lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(0), ctypes.byref(self._dev))
+            if rc == 0:
+                self._lib = lib
+        except (OSError, AttributeError):
+            self._lib = None
+
+    def mhz(self):
+        if self._lib is None:
+            return -1
+        value = ctypes.c_uint()
+        try:
+            rc = self._lib.nvmlDeviceGetClockInfo(self._dev, ctypes.c_int(_NVML_CLOCK_SM), ctypes.byref(value))
+        except (OSError, AttributeError):
+            return -1
+        return int(value.value) if rc == 0 else -1
