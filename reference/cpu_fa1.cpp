@@ -41,16 +41,19 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
     float* l_full = m_full + nq;
     int64_t rd = 0, wr = 0;
     std::vector<float> kj(bn * d), vj(bn * d), qi(bm * d), oi(bm * d), li(bm), mi(bm), sij(bn);
+    // Every row of this split's Q blocks (as for_own_rows in the GPU kernel).
+    auto for_own_rows = [&](auto&& f) {
+      for (int64_t i = split; i < tr; i += splits)
+        for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) f(r);
+    };
 
     // Line 2: O = 0, l = 0, m = -inf in HBM (this split's rows).
-    for (int64_t i = split; i < tr; i += splits) {
-      for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
-        std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
-        m_full[r] = cpu::kNegInf;
-        l_full[r] = 0.f;
-        wr += d * o_bytes + 2 * cpu::kStatBytes;
-      }
-    }
+    for_own_rows([&](int64_t r) {
+      std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
+      m_full[r] = cpu::kNegInf;
+      l_full[r] = 0.f;
+      wr += d * o_bytes + 2 * cpu::kStatBytes;
+    });
 
     // Block pair (i, j) is visited iff j < visible_blocks(i); this split's last
     // Q block sees the most, so it bounds the K/V blocks worth loading.
@@ -120,13 +123,11 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
     }
 
     // LSE = m + log(l); a row that saw no key keeps l = 0 -> -inf (O stayed 0).
-    for (int64_t i = split; i < tr; i += splits) {
-      for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
-        t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
-        rd += 2 * cpu::kStatBytes;
-        wr += cpu::kStatBytes;
-      }
-    }
+    for_own_rows([&](int64_t r) {
+      t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
+      rd += 2 * cpu::kStatBytes;
+      wr += cpu::kStatBytes;
+    });
     count.add(rd, wr);
   });
   count.report(ctx);

@@ -88,12 +88,11 @@ struct Fa3Kernel {
     a.num_m_blocks = (p.seqlen_q + BlockM - 1) / BlockM;
     a.num_tiles = a.num_m_blocks * p.heads * p.batch;
 
-    int dev = 0, num_sms = p.num_sms, l2_bytes = 0;
+    int dev = 0, num_sms = p.num_sms;
     if ((err = cudaGetDevice(&dev)) != cudaSuccess) return int(err);
     if (num_sms <= 0 &&
         (err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
       return int(err);
-    if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
     // Persistent: at most one block per SM, each walking tiles (tile_index). Built
     // with -DFA3_PERSISTENT=0 for the ablation: one block per tile, the hardware
     // scheduler starting each as an SM frees up (docs/PERF_NOTES.md S2-3).
@@ -112,6 +111,8 @@ struct Fa3Kernel {
     const int64_t bh_count = int64_t(p.heads) * p.batch;
     int64_t group = bh_count;
     if (p.causal && int64_t(grid) < 3 * bh_count) {
+      int l2_bytes = 0;
+      if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
       const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * HeadDim * 2 * 2 / p.kv_group();
       const int64_t by_l2 = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
       const int64_t by_rounds = (4 * int64_t(grid) + a.num_m_blocks - 1) / a.num_m_blocks;

@@ -129,7 +129,7 @@ __global__ void hold_stream(long long cycles) {
 }
 
 // How long the stream is held before each sample.
-constexpr double kHoldMicroseconds = 100.0;
+constexpr int kHoldMicroseconds = 100;
 
 class CudaExecutor final : public Executor {
  public:
@@ -278,12 +278,11 @@ class CudaExecutor final : public Executor {
       FA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
       samples.push_back(ms);
     } while (!timing_done(samples, std::chrono::duration<double>(clock::now() - t_begin).count(), opt));
+    const std::string flush =
+        flush_bytes > 0 ? cat("L2 flushed (memset of ", flush_bytes >> 20, " MiB before each sample)")
+                        : std::string(opt.flush_l2 ? "no L2 flush (flush buffer allocation failed)" : "no L2 flush");
     const std::string method =
-        flush_bytes > 0
-            ? cat("cuda-events, L2 flushed (memset of ", flush_bytes >> 20,
-                  " MiB before each sample), launch hidden behind a 100 us stream hold")
-            : std::string(opt.flush_l2 ? "cuda-events, no L2 flush (flush buffer allocation failed), launch hidden behind a 100 us stream hold"
-                                       : "cuda-events, no L2 flush, launch hidden behind a 100 us stream hold");
+        cat("cuda-events, ", flush, ", launch hidden behind a ", kHoldMicroseconds, " us stream hold");
     return summarize(std::move(samples), method);
   }
 
