@@ -1,7 +1,9 @@
 // The two block GEMMs of an attention forward, for one warp on mma.m16n8k16, with
 // operands in swizzled shared memory (addresses from swizzle_base/swizzle_step):
 //   S  = Q K^T : Q rows [16*MTiles] x HeadDim, K rows [16*NTiles/2] x HeadDim
-//   O += P V   : P from the S accumulators (packed to 16 bits), V [keys] x HeadDim
+//   O += P V   : P from the S accumulators (packed to 16 bits), V [keys] x HeadDim;
+//                or (warp_pv_smem) P from shared memory, for a warp that holds
+//                only some of S's columns and some of O's
 // Shared by fa1 and fa2, which differ only in their loops and where O lives.
 #pragma once
 #include <cstdint>
@@ -80,6 +82,32 @@ __device__ __forceinline__ void warp_pv(float (&acc_o)[MTiles][HeadDim / 8][4],
     for (int dp = 0; dp < HeadDim / 16; ++dp) {
       uint32_t b[4];
       ldmatrix_x4_trans(b, swizzle_step(v_base, dp) + kk * 16 * kRowBytes);
+#pragma unroll
+      for (int mt = 0; mt < MTiles; ++mt) {
+        mma_16816<Elem>(acc_o[mt][2 * dp], a[mt], b[0], b[1]);
+        mma_16816<Elem>(acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+      }
+    }
+  }
+}
+
+// acc_o += P V with P [16*MTiles rows x Keys] read from a swizzled shared tile
+// (p_base from q_lane_base<Keys>) and V's columns [16*dp0, 16*dp0 + 8*DTiles)
+// (v_base from v_lane_base).
+template <typename Elem, int Keys, int HeadDim, int MTiles, int DTiles>
+__device__ __forceinline__ void warp_pv_smem(float (&acc_o)[MTiles][DTiles][4], uint32_t p_base,
+                                             uint32_t v_base, int dp0) {
+  constexpr int kPRowBytes = Keys * 2, kVRowBytes = HeadDim * 2;
+#pragma unroll
+  for (int kk = 0; kk < Keys / 16; ++kk) {
+    uint32_t a[MTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < MTiles; ++mt)
+      ldmatrix_x4(a[mt], swizzle_step(p_base, kk) + mt * 16 * kPRowBytes);
+#pragma unroll
+    for (int dp = 0; dp < DTiles / 2; ++dp) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, swizzle_step(v_base, dp0 + dp) + kk * 16 * kVRowBytes);
 #pragma unroll
       for (int mt = 0; mt < MTiles; ++mt) {
         mma_16816<Elem>(acc_o[mt][2 * dp], a[mt], b[0], b[1]);

@@ -6,6 +6,8 @@
 
 #include <cuda/ptx>
 
+#include "common/named_barrier.cuh"
+
 namespace fa::sm90 {
 
 // One mbarrier: 8 bytes of shared memory. Phases alternate 0, 1, 0, ...; a
@@ -47,13 +49,7 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
 }
 
-// Named barriers 1..15 (0 is __syncthreads). `threads` is the number of
-// threads taking part, a multiple of the warp size.
-__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
+using fa::named_barrier_arrive;
+using fa::named_barrier_sync;
 
 }  // namespace fa::sm90
