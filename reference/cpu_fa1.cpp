@@ -113,21 +113,30 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
           li[r] = l_new;
         }
 
+        // Block i's last visit writes the output, O_i and LSE_i = m + log(l), as the
+        // GPU kernel does (in the dtype there: counted at s bytes); a row of the block
+        // that saw no key keeps l = 0 -> -inf, O = 0.
+        const bool last = j == vis[i] - 1;
         for (int64_t r = 0; r < rows; ++r) {
           std::copy_n(&oi[r * d], d, t.o_row(b, h, r0 + r));
           m_full[r0 + r] = mi[r];
           l_full[r0 + r] = li[r];
+          if (last) t.lse(b, h, r0 + r) = li[r] > 0.f ? mi[r] + std::log(li[r]) : cpu::kNegInf;
         }
-        wr += rows * (d * o_bytes + 2 * cpu::kStatBytes);
+        wr += rows * (last ? d * s + cpu::kStatBytes : d * o_bytes + 2 * cpu::kStatBytes);
       }
     }
 
-    // LSE = m + log(l); a row that saw no key keeps l = 0 -> -inf (O stayed 0).
-    for_own_rows([&](int64_t r) {
-      t.lse(b, h, r) = l_full[r] > 0.f ? m_full[r] + std::log(l_full[r]) : cpu::kNegInf;
-      rd += 2 * cpu::kStatBytes;
-      wr += cpu::kStatBytes;
-    });
+    // Q blocks that see no key (causal, seqlen_q > seqlen_k) are never visited: O = 0
+    // (from line 2), LSE = -inf, written as the output.
+    for (int64_t i = split; i < tr; i += splits) {
+      if (vis[i] > 0) continue;
+      for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
+        std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);
+        t.lse(b, h, r) = cpu::kNegInf;
+        wr += d * s + cpu::kStatBytes;
+      }
+    }
     count.add(rd, wr);
   });
   count.report(ctx);

@@ -10,8 +10,19 @@
 //       S = Q_i K_j^T; m~ = rowmax S; P~ = exp(S - m~); l~ = rowsum P~
 //       m_new = max(m_i, m~); l_new = e^(m_i - m_new) l_i + e^(m~ - m_new) l~
 //       O_i = (l_i e^(m_i - m_new) O_i + e^(m~ - m_new) P~ V_j) / l_new
-//       write O_i, l_new, m_new to HBM
-//   last pass: O in the problem's dtype and LSE = m + log l.
+//       write O_i, l_new, m_new to HBM; at block i's last visible j, that write is
+//       the output itself: O_i in the problem's dtype and LSE_i = m_i + log l_i
+//   rows that see no key at all (causal, seqlen_q > seqlen_k): O = 0, LSE = -inf.
+//
+// Warps: one per 16-row m-tile; a tile with more warps than m-tiles (64x128.w8 at
+// hd256) gives each row group kWarpsN warps, each computing a slice of S's columns
+// and of O's head dim, with the softmax's row max and sum exchanged and P passed
+// through shared memory. That keeps the float32 O block and the S block out of one
+// warp's registers, so B_c can be 128 at hd256: Algorithm 1's O round trip costs
+// 8*d bytes per row per K/V block, so B_c sets FA1's HBM traffic. Where shared
+// memory allows (kPrefetchO), those tiles also load the split's next O_i, l_i, m_i
+// into shared memory with cp.async while the current block computes, so the round
+// trip's read is not waited for between blocks.
 //
 // Causal: (i, j) pairs with no visible key are skipped. The split (common/fa1_split.h)
 // deals a head's Q blocks to several CTAs when batch*heads cannot fill the GPU, as
@@ -28,24 +39,49 @@
 #include "common/fa1_split.h"
 #include "common/mask.cuh"
 #include "common/mma_sm80.cuh"
+#include "common/named_barrier.cuh"
 #include "common/shape_checks.cuh"
 #include "common/softmax.cuh"
 #include "common/warp_mma.cuh"
+
+// FA1_PREFETCH_O=0 turns the O_i prefetch off (an ablation switch; see PERF_NOTES).
+#ifndef FA1_PREFETCH_O
+#define FA1_PREFETCH_O 1
+#endif
 
 namespace fa {
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps>
 struct Fa1Traits {
   static constexpr int kThreads = Warps * 32;
-  static constexpr int kMTiles = BlockM / (16 * Warps);
-  static constexpr int kNTiles = BlockN / 8;
-  static constexpr int kDTiles = HeadDim / 8;
+  // Row groups of 16*kMTiles rows; kWarpsN warps share one when Warps > BlockM/16.
+  static constexpr int kWarpsM = Warps < BlockM / 16 ? Warps : BlockM / 16;
+  static constexpr int kWarpsN = Warps / kWarpsM;
+  static constexpr bool kSplitCols = kWarpsN > 1;
+  static constexpr int kMTiles = BlockM / (16 * kWarpsM);
+  static constexpr int kSCols = BlockN / kWarpsN;   // S columns (keys) per warp
+  static constexpr int kOCols = HeadDim / kWarpsN;  // O columns (head dim) per warp
+  static constexpr int kNTiles = kSCols / 8;
+  static constexpr int kDTiles = kOCols / 8;
   static constexpr int kQElems = BlockM * HeadDim;
   static constexpr int kKVElems = BlockN * HeadDim;
-  // K_j, V_j and two Q_i buffers (the next Q block loads while this one computes).
-  static constexpr int kSmemBytes = int((2 * kQElems + 2 * kKVElems) * sizeof(Elem));
-  static_assert(BlockM % (16 * Warps) == 0, "each warp owns whole 16-row m-tiles");
+  static constexpr int kPElems = kSplitCols ? BlockM * BlockN : 0;
+  static constexpr int kRedFloats = kSplitCols ? 2 * kWarpsN * BlockM : 0;  // row max, row sum
+  // K_j, V_j, two Q_i buffers (the next Q block loads while this one computes);
+  // with split columns also P and the row-reduction slots; with kPrefetchO, the
+  // next O_i (float32) and its m_i, l_i.
+  static constexpr int kBaseBytes =
+      int((2 * kQElems + 2 * kKVElems + kPElems) * sizeof(Elem) + kRedFloats * sizeof(float));
+  static constexpr int kOStageBytes = int((BlockM * HeadDim + 2 * BlockM) * sizeof(float));
+  static constexpr bool kPrefetchO =
+      FA1_PREFETCH_O && kSplitCols && kBaseBytes + kOStageBytes <= 227 * 1024;
+  static constexpr int kSmemBytes = kBaseBytes + (kPrefetchO ? kOStageBytes : 0);
+  static_assert(BlockM % (16 * kWarpsM) == 0 && Warps % kWarpsM == 0,
+                "each warp owns whole 16-row m-tiles");
   static_assert(BlockN % 16 == 0 && HeadDim % 64 == 0, "tiles are multiples of the mma shape");
+  static_assert(!kSplitCols || (kSCols % 16 == 0 && kOCols % 16 == 0 && BlockN % 64 == 0),
+                "split warps need 16-key S slices and 16-column O slices");
+  static_assert(kWarpsM < 16, "one named barrier per row group");
   static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
 };
 
@@ -54,13 +90,27 @@ inline int64_t fa1_workspace_bytes(const AttnParams& p) {
   return int64_t(p.batch) * p.heads * p.seqlen_q * (p.head_dim + 2) * int64_t(sizeof(float));
 }
 
+// Float index of O_i's element (r, col) in the kPrefetchO stage: 16-byte chunks
+// permuted within each 128 bytes by row, so a warp's float2 reads of rows g, g+8
+// (columns 2t, 2t+1 of 8-column tiles) hit 32 distinct banks per half-warp.
+template <int HeadDim>
+__device__ __forceinline__ int o_slot(int r, int col) {
+  const int chunk = col >> 2;
+  return r * HeadDim + (((chunk & ~7) | ((chunk ^ ((r & 3) << 1)) & 7)) << 2) + (col & 3);
+}
+
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps>
 __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p) {
   using T = Fa1Traits<Elem, HeadDim, BlockM, BlockN, Warps>;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Elem* sK = reinterpret_cast<Elem*>(smem_raw);
   Elem* sV = sK + T::kKVElems;
-  Elem* sQ = sV + T::kKVElems;  // two buffers
+  Elem* sQ = sV + T::kKVElems;      // two buffers
+  Elem* sP = sQ + 2 * T::kQElems;   // split columns: P of the whole block
+  float* sMax = reinterpret_cast<float*>(sP + T::kPElems);  // [kWarpsN][BlockM]
+  float* sSum = sMax + T::kRedFloats / 2;                    // [kWarpsN][BlockM]
+  float* sO = sSum + T::kRedFloats / 2;  // kPrefetchO: O_i [BlockM][HeadDim], swizzled (o_slot)
+  float* sML = sO + BlockM * HeadDim;    // kPrefetchO: m_i [BlockM], then l_i [BlockM]
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -82,15 +132,36 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   const KeyRange kr{sq, sk, p.causal};
   const int m_blocks = (sq + BlockM - 1) / BlockM;
   const int n_blocks = (sk + BlockN - 1) / BlockN;
-  const int warp_row0 = warp * 16 * T::kMTiles;
-  const uint32_t k_base = k_lane_base<HeadDim>(sK, lane);
+  const int wm = warp % T::kWarpsM, wn = warp / T::kWarpsM;  // row group, column slice
+  const int warp_row0 = wm * 16 * T::kMTiles;
+  const int s_col0 = wn * T::kSCols, o_col0 = wn * T::kOCols;  // this warp's S and O columns
+  const uint32_t k_base = k_lane_base<HeadDim>(sK, lane) + s_col0 * HeadDim * 2;
   const uint32_t v_base = v_lane_base<HeadDim>(sV, lane);
   const uint32_t q_base = q_lane_base<HeadDim>(sQ, warp_row0, lane);
+  // The warps of one row group meet at named barrier 1 + wm.
+  auto row_group_sync = [&] { named_barrier_sync(1 + wm, 32 * T::kWarpsN); };
 
   auto load_q = [&](int i, int buf) {
     load_tile_async<BlockM, HeadDim, T::kThreads>(sQ + buf * T::kQElems,
                                                   gQ + int64_t(i) * BlockM * p.q_row_stride,
                                                   p.q_row_stride, sq - i * BlockM, tid);
+  };
+  // kPrefetchO: O_i, m_i, l_i into shared memory (rows >= seqlen_q read as 0; never stored).
+  auto load_o = [&](int i) {
+    constexpr int kChunks = BlockM * HeadDim / 4;  // 16-byte chunks
+    const float* src = wO + int64_t(i) * BlockM * HeadDim;
+#pragma unroll
+    for (int c = tid; c < kChunks; c += T::kThreads) {
+      const int r = c / (HeadDim / 4), col = (c % (HeadDim / 4)) * 4;
+      const bool valid = i * BlockM + r < sq;
+      cp_async_16(smem_addr(sO + o_slot<HeadDim>(r, col)), valid ? src + c * 4 : wO, valid);
+    }
+    for (int c = tid; c < 2 * BlockM; c += T::kThreads) {
+      const int r = c % BlockM;
+      const bool valid = i * BlockM + r < sq;
+      const float* stat = (c < BlockM ? wM : wL) + i * BlockM + r;
+      cp_async_4(smem_addr(sML + c), valid ? stat : wM, valid);
+    }
   };
   // This split's first Q block that sees key j*BlockN (causal: rows before the
   // diagonal see none of block j).
@@ -131,6 +202,7 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
                                                   p.v_row_stride, sk - j * BlockN, tid);
     load_q(i_begin, 0);
+    if constexpr (T::kPrefetchO) load_o(i_begin);
     cp_async_commit();
     // Block j needs a mask on its ragged tail, or where some row of a Q block does not see all of it.
     const bool tail = (j + 1) * BlockN > sk;
@@ -138,53 +210,90 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     for (int i = i_begin; i < m_blocks; i += splits) {
       const int buf = ((i - i_begin) / splits) & 1;
       cp_async_wait<0>();
-      __syncthreads();  // Q_i has landed; every warp is done with the previous Q buffer
-      if (i + splits < m_blocks) load_q(i + splits, buf ^ 1);
-      cp_async_commit();
+      __syncthreads();  // Q_i (and O_i) landed; every warp is done with the previous Q buffer
 
-      // Load O_i, m_i, l_i from HBM.
+      // Load O_i, m_i, l_i from HBM (kPrefetchO: from the copy that has landed).
       float acc_o[T::kMTiles][T::kDTiles][4];
       float m_old[2 * T::kMTiles], l_old[2 * T::kMTiles];
 #pragma unroll
       for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int row = i * BlockM + warp_row0 + mt * 16 + g + half * 8;
+          const int r_local = warp_row0 + mt * 16 + g + half * 8, row = i * BlockM + r_local;
           const bool in = row < sq;
-          m_old[2 * mt + half] = in ? wM[row] : -INFINITY;
-          l_old[2 * mt + half] = in ? wL[row] : 0.f;
+          if constexpr (T::kPrefetchO) {
+            m_old[2 * mt + half] = sML[r_local];
+            l_old[2 * mt + half] = sML[BlockM + r_local];
+          } else {
+            m_old[2 * mt + half] = in ? wM[row] : -INFINITY;
+            l_old[2 * mt + half] = in ? wL[row] : 0.f;
+          }
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt) {
-            float2 v = in ? *reinterpret_cast<const float2*>(wO + int64_t(row) * HeadDim +
-                                                             dt * 8 + 2 * t)
-                          : make_float2(0.f, 0.f);
+            const int col = o_col0 + dt * 8 + 2 * t;
+            float2 v;
+            if constexpr (T::kPrefetchO)
+              v = *reinterpret_cast<const float2*>(sO + o_slot<HeadDim>(r_local, col));
+            else
+              v = in ? *reinterpret_cast<const float2*>(wO + int64_t(row) * HeadDim + col)
+                     : make_float2(0.f, 0.f);
             acc_o[mt][dt][2 * half] = v.x;
             acc_o[mt][dt][2 * half + 1] = v.y;
           }
         }
       }
+      if constexpr (T::kPrefetchO) __syncthreads();  // every warp has its O_i: the stage is free
+      if (i + splits < m_blocks) {
+        load_q(i + splits, buf ^ 1);
+        if constexpr (T::kPrefetchO) load_o(i + splits);
+      }
+      cp_async_commit();
 
       float acc_s[T::kMTiles][T::kNTiles][4];
       zero(acc_s);
       warp_qk<Elem, HeadDim>(acc_s, q_base + buf * T::kQElems * 2, k_base);  // S = Q_i K_j^T
       const int row0 = i * BlockM + warp_row0;
       if (tail || (p.causal && kr.key_end(row0) < (j + 1) * BlockN))
-        mask_scores(acc_s, kr, row0, j * BlockN, lane);
+        mask_scores(acc_s, kr, row0, j * BlockN + s_col0, lane);
+
+      // Row max of S_ij (m~), over the row group's warps when they split the columns.
+      float mx[2 * T::kMTiles];
+#pragma unroll
+      for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          float v = -INFINITY;
+#pragma unroll
+          for (int nt = 0; nt < T::kNTiles; ++nt)
+            v = fmaxf(v, fmaxf(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]));
+          mx[2 * mt + half] = quad_max(v);
+        }
+      }
+      if constexpr (T::kSplitCols) {
+        if (t == 0) {
+#pragma unroll
+          for (int r = 0; r < 2 * T::kMTiles; ++r)
+            sMax[wn * BlockM + warp_row0 + (r / 2) * 16 + (r % 2) * 8 + g] = mx[r];
+        }
+        row_group_sync();
+#pragma unroll
+        for (int r = 0; r < 2 * T::kMTiles; ++r) {
+#pragma unroll
+          for (int w = 0; w < T::kWarpsN; ++w)
+            mx[r] = fmaxf(mx[r], sMax[w * BlockM + warp_row0 + (r / 2) * 16 + (r % 2) * 8 + g]);
+        }
+      }
 
       // The paper's update, in exp2 with the scale folded in. O_i is kept
       // normalised in HBM, so it is scaled back by l_i before P~ V_j is added.
-      float inv_l_new[2 * T::kMTiles];
+      float old_weight[2 * T::kMTiles], row_sum[2 * T::kMTiles];
 #pragma unroll
       for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const int r = 2 * mt + half;
-          float mx = m_old[r];
-#pragma unroll
-          for (int nt = 0; nt < T::kNTiles; ++nt)
-            mx = fmaxf(mx, fmaxf(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]));
-          mx = quad_max(mx);
-          const float offset = safe_offset(mx, p.softmax_scale_log2);
+          const float m_new = fmaxf(mx[r], m_old[r]);
+          const float offset = safe_offset(m_new, p.softmax_scale_log2);
           float sum = 0.f;
 #pragma unroll
           for (int nt = 0; nt < T::kNTiles; ++nt) {
@@ -197,22 +306,59 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
           }
           // l_i e^(m_i - m_new); m_i = -inf (nothing seen yet) gives exp2(-inf) = 0,
           // never 0 * inf.
-          const float old_weight = l_old[r] * fast_exp2(m_old[r] * p.softmax_scale_log2 - offset);
-          const float l_new = old_weight + quad_sum(sum);
-          inv_l_new[r] = l_new > 0.f ? 1.f / l_new : 0.f;
+          old_weight[r] = l_old[r] * fast_exp2(m_old[r] * p.softmax_scale_log2 - offset);
+          row_sum[r] = quad_sum(sum);
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt) {
-            acc_o[mt][dt][2 * half] *= old_weight;
-            acc_o[mt][dt][2 * half + 1] *= old_weight;
+            acc_o[mt][dt][2 * half] *= old_weight[r];
+            acc_o[mt][dt][2 * half + 1] *= old_weight[r];
           }
-          m_old[r] = mx;
-          l_old[r] = l_new;
+          m_old[r] = m_new;
         }
       }
 
-      warp_pv<Elem, HeadDim>(acc_o, acc_s, v_base);  // O_i += P~ V_j
+      if constexpr (T::kSplitCols) {
+        // Publish this warp's P~ slice and partial row sums; PV needs all of P's columns.
+#pragma unroll
+        for (int mt = 0; mt < T::kMTiles; ++mt) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int row = warp_row0 + mt * 16 + half * 8 + g;
+            if (t == 0) sSum[wn * BlockM + row] = row_sum[2 * mt + half];
+#pragma unroll
+            for (int nt = 0; nt < T::kNTiles; ++nt)
+              *reinterpret_cast<uint32_t*>(sP + swizzle<BlockN>(row, s_col0 + nt * 8 + 2 * t)) =
+                  pack2<Elem>(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]);
+          }
+        }
+        row_group_sync();
+#pragma unroll
+        for (int r = 0; r < 2 * T::kMTiles; ++r) {
+          row_sum[r] = 0.f;
+#pragma unroll
+          for (int w = 0; w < T::kWarpsN; ++w)
+            row_sum[r] += sSum[w * BlockM + warp_row0 + (r / 2) * 16 + (r % 2) * 8 + g];
+        }
+      }
+      float inv_l_new[2 * T::kMTiles];
+#pragma unroll
+      for (int r = 0; r < 2 * T::kMTiles; ++r) {
+        const float l_new = old_weight[r] + row_sum[r];
+        inv_l_new[r] = l_new > 0.f ? 1.f / l_new : 0.f;
+        l_old[r] = l_new;
+      }
 
-      // Write O_i (normalised), m, l back to HBM.
+      // O_i += P~ V_j
+      if constexpr (T::kSplitCols)
+        warp_pv_smem<Elem, BlockN, HeadDim>(acc_o, q_lane_base<BlockN>(sP, warp_row0, lane), v_base,
+                                            o_col0 / 16);
+      else
+        warp_pv<Elem, HeadDim>(acc_o, acc_s, v_base);
+
+      // Write O_i (normalised), m, l back to HBM; after block i's last visible K/V
+      // block, O_i in the dtype and LSE_i instead (a row of block i that sees no key
+      // has l = 0: O = 0, LSE = -inf).
+      const bool last = j == kr.n_blocks<BlockN>(i * BlockM, BlockM) - 1;
 #pragma unroll
       for (int mt = 0; mt < T::kMTiles; ++mt) {
 #pragma unroll
@@ -220,13 +366,23 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
           const int r = 2 * mt + half;
           const int row = i * BlockM + warp_row0 + mt * 16 + g + half * 8;
           if (row >= sq) continue;
-          if (t == 0) {
+          if (last) {
+            if (t == 0 && wn == 0)
+              gLse[row] = l_old[r] > 0.f ? m_old[r] * p.softmax_scale + logf(l_old[r]) : -INFINITY;
+#pragma unroll
+            for (int dt = 0; dt < T::kDTiles; ++dt)
+              *reinterpret_cast<uint32_t*>(gO + int64_t(row) * p.o_row_stride + o_col0 + dt * 8 + 2 * t) =
+                  pack2<Elem>(acc_o[mt][dt][2 * half] * inv_l_new[r],
+                              acc_o[mt][dt][2 * half + 1] * inv_l_new[r]);
+            continue;
+          }
+          if (t == 0 && wn == 0) {
             wM[row] = m_old[r];
             wL[row] = l_old[r];
           }
 #pragma unroll
           for (int dt = 0; dt < T::kDTiles; ++dt)
-            *reinterpret_cast<float2*>(wO + int64_t(row) * HeadDim + dt * 8 + 2 * t) =
+            *reinterpret_cast<float2*>(wO + int64_t(row) * HeadDim + o_col0 + dt * 8 + 2 * t) =
                 make_float2(acc_o[mt][dt][2 * half] * inv_l_new[r],
                             acc_o[mt][dt][2 * half + 1] * inv_l_new[r]);
         }
@@ -234,22 +390,15 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     }
   }
 
-  // Last pass: O to the dtype, LSE = m * scale + ln l. Rows that see no key (causal,
-  // seqlen_q > seqlen_k) were never written: O = 0, LSE = -inf.
-  __syncthreads();  // this block's workspace writes are visible to all its threads
+  // Q blocks that see no key at all (causal, seqlen_q > seqlen_k) are never visited:
+  // O = 0, LSE = -inf.
   for_own_rows([&](int r0, int r_end) {
+    if (kr.n_blocks<BlockN>(r0, r_end - r0) > 0) return;
     for (int idx = r0 * (HeadDim / 4) + tid; idx < r_end * (HeadDim / 4); idx += T::kThreads) {
       const int row = idx / (HeadDim / 4), col = (idx % (HeadDim / 4)) * 4;
-      const bool sees = kr.key_end(row) > 0;
-      float4 v = sees ? *reinterpret_cast<const float4*>(wO + int64_t(row) * HeadDim + col)
-                      : make_float4(0.f, 0.f, 0.f, 0.f);
-      uint2 packed{pack2<Elem>(v.x, v.y), pack2<Elem>(v.z, v.w)};
-      *reinterpret_cast<uint2*>(gO + int64_t(row) * p.o_row_stride + col) = packed;
+      *reinterpret_cast<uint2*>(gO + int64_t(row) * p.o_row_stride + col) = uint2{0u, 0u};
     }
-    for (int row = r0 + tid; row < r_end; row += T::kThreads) {
-      const float l = wL[row];
-      gLse[row] = (kr.key_end(row) > 0 && l > 0.f) ? wM[row] * p.softmax_scale + logf(l) : -INFINITY;
-    }
+    for (int row = r0 + tid; row < r_end; row += T::kThreads) gLse[row] = -INFINITY;
   });
 }
 

@@ -3,10 +3,18 @@
 # A wider block_n halves the float32 O round trips per key, FA1's HBM cost.
 # 64x128.w4 (hd128): half the threads and shared memory of 128x128.w8, so two CTAs
 # share an SM and one's O/l/m round trip overlaps the other's GEMMs.
+# 64x128.w8 (hd256) and 64x256.w8 (hd128): two warps per 16-row group, each with half
+# of S's columns and half of O's head dim, P through shared memory (fa1_fwd.cuh):
+# B_c two or four times what fits with S and O in one warp's registers. 32x128.w8
+# (hd256): four warps per row group, and half the rows, so shared memory also holds
+# the next O_i, l_i, m_i (kPrefetchO): +6-11 % over the same tile without it.
 fa_add_instances(FA_FAMILY_INSTANCES fa1 fa1/fa1_fwd.cuh fa::Fa1Kernel
   bf16:64:128:64:8:2   fp16:64:128:64:8:2
   bf16:64:128:128:8:2  fp16:64:128:128:8:2
   bf16:128:128:64:8:2  fp16:128:128:64:8:2
   bf16:128:128:128:8:2 fp16:128:128:128:8:2
   bf16:128:64:128:4:2  fp16:128:64:128:4:2
-  bf16:256:128:32:8:2  fp16:256:128:32:8:2)
+  bf16:128:64:256:8:2  fp16:128:64:256:8:2
+  bf16:256:128:32:8:2  fp16:256:128:32:8:2
+  bf16:256:64:128:8:2  fp16:256:64:128:8:2
+  bf16:256:32:128:8:2  fp16:256:32:128:8:2)

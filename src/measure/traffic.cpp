@@ -62,14 +62,14 @@ Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn, in
     const int64_t rows = std::min(bm, nq - i * bm);
     const int64_t pairs = visible_kv_blocks(p, i * bm, rows, bn);
     kv_blocks_loaded[i % splits] = std::max(kv_blocks_loaded[i % splits], pairs);
-    // Per pair: read Q_i, O_i, l_i, m_i; write O_i, l_i, m_i.
+    // Per pair: read Q_i, O_i, l_i, m_i; write O_i, l_i, m_i, except at the last
+    // pair, which writes the output: O_i in the dtype and LSE_i. A block that sees
+    // no key is never visited and writes O = 0, LSE = -inf.
     t.read_bytes += pairs * rows * (d * s + d * kFa1OBytes + 2 * kStatBytes);
-    t.write_bytes += pairs * rows * (d * kFa1OBytes + 2 * kStatBytes);
+    t.write_bytes += std::max<int64_t>(pairs - 1, 0) * rows * (d * kFa1OBytes + 2 * kStatBytes);
+    t.write_bytes += rows * (d * s + kStatBytes);
   }
   for (const int64_t kv : kv_blocks_loaded) t.read_bytes += 2 * keys_in_blocks(p, kv, bn) * d * s;
-  // Final pass: LSE = m + log(l).
-  t.read_bytes += 2 * nq * kStatBytes;
-  t.write_bytes += nq * kStatBytes;
   return t;
 }
 

@@ -30,7 +30,8 @@ constexpr PreferredTile kPreferred[] = {
     {"fa2", 128, {128, 64, 4, 2}},  // 1.02-1.07x torch flash (128x32.w4: 0.97-1.01)
     {"fa2", 256, {128, 64, 8, 2}},  // 8 warps, one m-tile each
     {"fa1", 64, {128, 128, 8, 2}},  // block_n 128 halves the float32 O round trips
-    {"fa1", 128, {64, 128, 4, 2}},  // two CTAs per SM: +1-6% over 128x128.w8
+    {"fa1", 128, {64, 256, 8, 2}},  // split columns, B_c 256: 0.49-0.54x fa2 (64x128.w4: 0.45-0.54)
+    {"fa1", 256, {32, 128, 8, 2}},  // split columns + O prefetch: 0.40-0.49x fa2 (128x32.w8: 0.13-0.17)
 };
 
 KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
