@@ -57,6 +57,11 @@ struct Config {
 #endif
   static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
 
+  // A tile's last P V issued with the next tile's first Q K^T (fa3_kernel.cuh).
+  // Measured on the H200 (PERF_NOTES S3-4): +0-9 % with two consumer warpgroups
+  // (hd128, hd256), -5 % with three (hd64 192x128, 160 registers each), so off there.
+  static constexpr bool kCrossTile = kConsumerWGs == 2;
+
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);

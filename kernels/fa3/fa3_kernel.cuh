@@ -130,7 +130,22 @@ struct Fa3Fwd {
   // softmax of S_i while the P V product runs. The rescale of O by
   // exp(m_{i-1} - m_i) that this softmax yields is applied in the next
   // iteration, between the two issues, where it hides under the Q K^T GEMM.
+  // Across tiles (Cfg::kCrossTile) the same pairing goes on: a tile's last P V is
+  // issued with the next tile's first Q K^T, whose softmax runs under it, so only
+  // the block's very first Q K^T is waited for alone (what short sequences, with
+  // few K/V blocks per tile, pay most for).
   static __device__ __forceinline__ void consumer(const Args& a, const Smem<Cfg>& sm, int c) {
+    if constexpr (Cfg::kCrossTile)
+      consumer_cross_tile(a, sm, c);
+    else
+      consumer_per_tile(a, sm, c);
+  }
+
+  // Consumer without kCrossTile: each tile's first Q K^T and last P V alone. Kept
+  // as it was measured (session 2) rather than folded into consumer_cross_tile:
+  // written as one function, the 3-warpgroup hd64 build lost uniform registers in
+  // the block loop (+44 instructions per block, -5 % on the H200; PERF_NOTES S3-4).
+  static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Cfg>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     // The last warpgroup hands the first turn to warpgroup 0.
@@ -216,6 +231,189 @@ struct Fa3Fwd {
         ++qring.count;
       }
       store_tile(a, tc, o, st, row0, t);
+    }
+  }
+
+  // Consumer with kCrossTile (see above).
+  static __device__ __forceinline__ void consumer_cross_tile(const Args& a, const Smem<Cfg>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int row_in_tile = c * 64 + warp * 16 + g;  // this thread's rows: +0 and +8
+    // The last warpgroup hands the first turn to warpgroup 0.
+    if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
+    store_empty_tiles(a);  // while the first Q and K are on their way
+    RingPos<Cfg::kStages> ring;
+    RingPos<Cfg::kQStages> qring;
+    int round = 0;
+    // Moves to the block's next tile with at least one K/V block; tiles without
+    // any (causal, rows that see no key) were stored above.
+    TileCoord tc;
+    int n_blocks = 0, idx = 0;
+    auto next_tile = [&]() {
+      for (;;) {
+        idx = tile_index(round++, gridDim.x, blockIdx.x);
+        if (idx >= a.num_tiles) return false;
+        tc = tile_at(idx, a);
+        n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
+        if (n_blocks > 0) return true;
+      }
+    };
+    if (!next_tile()) return;
+
+    float o[HD / 2];
+    float sc[BN / 2];
+    uint32_t p[BN / 16][4];
+    float alpha[2];
+    RowState st;
+    auto q_desc = [&](int qs) {
+      return sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
+    };
+    // Softmax of tile tc's block 0 (its last K/V block: the masked one, if any),
+    // whose S has landed in sc from K/V stage s; Q slot qs.
+    auto first_softmax = [&](int s, int qs, RowState& rs) {
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (n_blocks == 1) sm.empty_q(qs).arrive();
+      }
+      if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
+        apply_mask<BN>(sc, (n_blocks - 1) * BN, tc.m_block * BM + row_in_tile, a.seqlen_q, a.seqlen_k,
+                       a.causal);
+      online_softmax<BN>(sc, rs, a.softmax_scale_log2, alpha);  // alpha is applied to O = 0: harmless
+    };
+    // Tile tc's block 0 with nothing to overlap its Q K^T with: the block's first tile.
+    int s_prev = 0;
+    uint32_t v_parity = 0;
+    auto start_tile_alone = [&]() {
+      const int qs = qring.stage();
+      sm.full_q(qs).wait(qring.parity());
+      s_prev = ring.stage();
+      sm.full_k(s_prev).wait(ring.parity());
+      wait_turn(c);
+      issue_qk(sc, q_desc(qs), sm, s_prev);
+      pass_turn(c);
+      sm90::wgmma_wait<0>();
+      sm90::fence_regs(sc);
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      st = RowState{};
+      first_softmax(s_prev, qs, st);
+      p_to_a_fragments<Elem, BN>(sc, p);
+      v_parity = ring.parity();
+      ++ring.count;
+    };
+    start_tile_alone();
+
+    for (;;) {
+      // Tile tc: block 0's P is in p; blocks 1 .. n_blocks-1 here. The Q slot and
+      // its descriptor are constants of the tile (recomputed from the ring, not
+      // carried from the step that waited for them, so they stay uniform values).
+      const int qs = qring.stage();
+      const uint64_t desc_q = q_desc(qs);
+      const int row0 = tc.m_block * BM + row_in_tile;  // this thread's rows: row0, row0 + 8
+      for (int i = 1; i < n_blocks; ++i, ++ring.count) {
+        const int n = n_blocks - 1 - i;
+        const int s = ring.stage();
+        sm.full_k(s).wait(ring.parity());
+        sm.full_v(s_prev).wait(v_parity);
+        wait_turn(c);
+        issue_qk(sc, desc_q, sm, s);     // S = Q K_i^T
+        rescale_o<HD>(o, alpha);         // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);      // O += P_{i-1} V_{i-1}
+        pass_turn(c);
+        sm90::wgmma_wait<1>();           // S landed; P V may still run
+        sm90::fence_regs(sc);
+        if (lane == 0) {
+          sm.empty_k(s).arrive();
+          if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+        }
+        if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
+          apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
+        sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
+        sm90::fence_regs(o);
+        sm90::fence_regs(p);
+        if (lane == 0) sm.empty_v(s_prev).arrive();
+        p_to_a_fragments<Elem, BN>(sc, p);
+        s_prev = s;
+        v_parity = ring.parity();
+      }
+
+      // O += P_last V_last: issued together with the next tile's first Q K^T, whose
+      // softmax then runs under it, or alone after the block's last tile.
+      rescale_o<HD>(o, alpha);
+      ++qring.count;
+      // The finished tile, kept as its index alone (registers are tightest in the
+      // step below, with two tiles' state live): its coordinates are recomputed to store it.
+      const int done = idx;
+      auto store_done = [&]() {
+        const TileCoord d = tile_at(done, a);
+        store_tile(a, d, o, st, d.m_block * BM + row_in_tile, t);
+      };
+      if (!next_tile()) {
+        sm.full_v(s_prev).wait(v_parity);
+        wait_turn(c);
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);
+        pass_turn(c);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        if (lane == 0) sm.empty_v(s_prev).arrive();
+        store_done();
+        return;
+      }
+      const int next_qs = qring.stage();
+      sm.full_q(next_qs).wait(qring.parity());
+      const int s = ring.stage();
+      sm.full_k(s).wait(ring.parity());
+      sm.full_v(s_prev).wait(v_parity);
+      wait_turn(c);
+      issue_qk(sc, q_desc(next_qs), sm, s);  // next tile: S = Q K_0^T
+      sm90::fence_regs(o);
+      issue_pv(o, p, sm, s_prev);            // this tile: O += P_last V_last
+      pass_turn(c);
+      sm90::wgmma_wait<1>();
+      sm90::fence_regs(sc);
+      RowState next_st;
+      first_softmax(s, next_qs, next_st);
+      sm90::wgmma_wait<0>();
+      sm90::fence_regs(o);
+      sm90::fence_regs(p);
+      if (lane == 0) sm.empty_v(s_prev).arrive();
+      p_to_a_fragments<Elem, BN>(sc, p);  // before the store: P packed takes half S's registers
+      store_done();
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      st = next_st;
+      s_prev = s;
+      v_parity = ring.parity();
+      ++ring.count;
+    }
+  }
+
+  // Tiles whose rows see no key (causal, seqlen_q > seqlen_k): O = 0, LSE = -inf,
+  // stored by the consumers before their first tile, so the tile walk between two
+  // tiles' GEMMs carries no store code (it cost registers there). Rows past
+  // seqlen_q are not written.
+  static __device__ __forceinline__ void store_empty_tiles(const Args& a) {
+    // Rows of consumer thread threadIdx.x (warpgroup 0 is the producer), recomputed
+    // here rather than kept live through the tile loop.
+    const int row_in_tile = (threadIdx.x - 128) / 32 * 16 + (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    for (int round = 0;; ++round) {
+      const int idx = tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.num_tiles) break;
+      const TileCoord tc = tile_at(idx, a);
+      if (kv_blocks<BM, BN>(tc.m_block, a) > 0) continue;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = tc.m_block * BM + row_in_tile + 8 * r;
+        if (row >= a.seqlen_q) continue;
+        Elem* out = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
+                    tc.head * a.o_head_stride;
+#pragma unroll
+        for (int j = 0; j < HD / 8; ++j) *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * t) = 0u;
+        if (t == 0) a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] = -INFINITY;
+      }
     }
   }
 
