@@ -197,19 +197,27 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     const int i_begin = first_q_block(j);
     if (i_begin >= m_blocks) break;  // (causal) none of this split's rows sees block j or later
     __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
+    // Two copy groups: K_j with the first Q_i (and O_i), then V_j, which the first
+    // block waits for only before its P V (the K/V load is the one FA1 cannot
+    // prefetch: no room for a second K/V block in shared memory).
     load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
                                                   p.k_row_stride, sk - j * BlockN, tid);
-    load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
-                                                  p.v_row_stride, sk - j * BlockN, tid);
     load_q(i_begin, 0);
     if constexpr (T::kPrefetchO) load_o(i_begin);
+    cp_async_commit();
+    load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
+                                                  p.v_row_stride, sk - j * BlockN, tid);
     cp_async_commit();
     // Block j needs a mask on its ragged tail, or where some row of a Q block does not see all of it.
     const bool tail = (j + 1) * BlockN > sk;
 
     for (int i = i_begin; i < m_blocks; i += splits) {
       const int buf = ((i - i_begin) / splits) & 1;
-      cp_async_wait<0>();
+      const bool first = i == i_begin;
+      if (first)
+        cp_async_wait<1>();  // K_j, Q_i (O_i); V_j may still be on its way
+      else
+        cp_async_wait<0>();
       __syncthreads();  // Q_i (and O_i) landed; every warp is done with the previous Q buffer
 
       // Load O_i, m_i, l_i from HBM (kPrefetchO: from the copy that has landed).
@@ -348,6 +356,10 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
         l_old[r] = l_new;
       }
 
+      if (first) {  // V_j: the groups after it are the next Q_i (O_i) only
+        cp_async_wait<1>();
+        __syncthreads();
+      }
       // O_i += P~ V_j
       if constexpr (T::kSplitCols)
         warp_pv_smem<Elem, BlockN, HeadDim>(acc_o, q_lane_base<BlockN>(sP, warp_row0, lane), v_base,
