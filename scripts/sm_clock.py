@@ -7,12 +7,18 @@ THROTTLE_DROP = 0.05  # same as kThrottleDrop in src/measure/throttle.h
 _NVML_CLOCK_SM = 1
 
 
-def throttle_reason(before, after):
-    """'' when the clock held (or could not be read), else the reason text fa-bench writes."""
-    if before <= 0 or after <= 0 or after >= before * (1.0 - THROTTLE_DROP):
+def throttle_reason(before, after, max_mhz=-1):
+    """'' when the clock held near its maximum (or could not be read), else the reason text
+    fa-bench writes."""
+    if before <= 0 or after <= 0:
         return ""
-    return (f"throttled: SM clock fell from {before} to {after} MHz while timing (power or thermal cap); "
-            "the median mixes full-clock and throttled samples")
+    if after < before * (1.0 - THROTTLE_DROP):
+        return (f"throttled: SM clock fell from {before} to {after} MHz while timing (power or thermal cap); "
+                "the median mixes full-clock and throttled samples")
+    if max_mhz > 0 and min(before, after) < max_mhz * (1.0 - THROTTLE_DROP):
+        return (f"throttled: SM clock {before} -> {after} MHz while timing, more than 5 % below its "
+                f"{max_mhz} MHz maximum (power or thermal cap); slower than at full clock")
+    return ""
 
 
 class SmClock:
@@ -34,6 +40,17 @@ class SmClock:
                 self._lib = lib
         except (OSError, AttributeError):
             self._lib = None
+
+    def max_mhz(self):
+        """The device's maximum SM clock, -1 where it cannot be read."""
+        if self._lib is None:
+            return -1
+        value = ctypes.c_uint()
+        try:
+            rc = self._lib.nvmlDeviceGetMaxClockInfo(self._dev, ctypes.c_int(_NVML_CLOCK_SM), ctypes.byref(value))
+        except (OSError, AttributeError):
+            return -1
+        return int(value.value) if rc == 0 else -1
 
     def mhz(self):
         if self._lib is None:

@@ -9,13 +9,20 @@ Columns are series: a family of our cuda kernels (`fa1`, `fa2`, `fa3`, `cudnn`,
 normally the default), or a torch peer by kernel name (`torch.flash`,
 `torch.cudnn`). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
 column A's TFLOP/s over B's. Rows with another status show it instead of a number.
-A `*` marks a number from a row timed while the SM clock fell by more than 5 %
-(its `reason` starts with `throttled`), and every ratio that uses one.
+A `*` marks a number from a throttled row, and every ratio that uses one: its
+`reason` starts with `throttled`, or its clock columns fail the same rule
+(scripts/sm_clock.py) against the maximum SM clock (--max-clock-mhz; by default
+the highest clock any row of these files read). So rows timed before fa-bench
+checked the clock against the maximum are judged the same way.
 """
 import argparse
 import csv
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sm_clock import throttle_reason  # noqa: E402
 
 
 def series_of(row):
@@ -31,12 +38,10 @@ def main():
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--ratio", action="append", default=[], help="A/B: add a column A over B")
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--max-clock-mhz", type=int, default=0,
+                    help="maximum SM clock for the throttle rule (default: the highest reading in the files)")
     args = ap.parse_args()
-    cell = {}
-    throttled = set()  # (point, series) whose kept row was timed under a falling clock
-    status = {}
-    keys = set()
-    names = []
+    rows = []
     for path in args.csv:
         try:
             f = open(path, newline="")
@@ -44,23 +49,34 @@ def main():
             print(f"summarize.py: skipping {path}: {e.strerror}", file=sys.stderr)
             continue
         with f:
-            for r in csv.DictReader(f):
-                s = series_of(r)
-                if s is None or r["dtype"] != args.dtype:
-                    continue
-                k = (int(r["head_dim"]), r["causal"] == "true", int(r["seqlen_q"]))
-                keys.add(k)
-                if s not in names:
-                    names.append(s)
-                if r["status"] == "ok" and r["tflops"]:
-                    # Several tiles of one family at a point: keep the best.
-                    if float(r["tflops"]) > cell.get((k, s), 0.0):
-                        cell[(k, s)] = float(r["tflops"])
-                        throttled.discard((k, s))
-                        if r.get("reason", "").startswith("throttled"):
-                            throttled.add((k, s))
-                else:
-                    status.setdefault((k, s), r["status"])
+            rows.extend(csv.DictReader(f))
+    clock = lambda r, c: int(float(r.get(c) or -1))
+    max_clock = args.max_clock_mhz or max(
+        [clock(r, c) for r in rows for c in ("clock_before_mhz", "clock_after_mhz")] or [-1])
+    is_throttled = lambda r: r.get("reason", "").startswith("throttled") or bool(
+        throttle_reason(clock(r, "clock_before_mhz"), clock(r, "clock_after_mhz"), max_clock))
+    cell = {}
+    throttled = set()  # (point, series) whose kept row was timed under a falling clock
+    status = {}
+    keys = set()
+    names = []
+    for r in rows:
+        s = series_of(r)
+        if s is None or r["dtype"] != args.dtype:
+            continue
+        k = (int(r["head_dim"]), r["causal"] == "true", int(r["seqlen_q"]))
+        keys.add(k)
+        if s not in names:
+            names.append(s)
+        if r["status"] == "ok" and r["tflops"]:
+            # Several tiles of one family at a point: keep the best.
+            if float(r["tflops"]) > cell.get((k, s), 0.0):
+                cell[(k, s)] = float(r["tflops"])
+                throttled.discard((k, s))
+                if is_throttled(r):
+                    throttled.add((k, s))
+        else:
+            status.setdefault((k, s), r["status"])
     ratios = [tuple(x.split("/")) for x in args.ratio]
     head = ["hd", "causal", "seqlen"] + names + [f"{a}/{b}" for a, b in ratios]
     print("| " + " | ".join(head) + " |")
@@ -75,7 +91,8 @@ def main():
             row.append(f"{va / vb:.2f}{star(k, a, b)}" if va and vb else "-")
         print("| " + " | ".join(row) + " |")
     if throttled:
-        print("\n`*`: timed while the SM clock fell by more than 5 % (the row's `reason` says from what to what).")
+        print(f"\n`*`: timed while the SM clock fell by more than 5 %, or more than 5 % below its maximum "
+              f"({max_clock} MHz); the row's clock columns say from what to what.")
     if not keys:
         print(f"summarize.py: no cuda or torch rows of dtype {args.dtype}", file=sys.stderr)
 

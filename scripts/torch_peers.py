@@ -209,7 +209,7 @@ def main():
                 row.update(summ, status="ok", timing_method=method,
                            tflops=flops / (summ["median_ms"] * 1e-3) / 1e12,
                            clock_before_mhz=clock_before, clock_after_mhz=clock_after,
-                           reason=throttle_reason(clock_before, clock_after))
+                           reason=throttle_reason(clock_before, clock_after, clock.max_mhz()))
             except torch.OutOfMemoryError as e:
                 row.update(status="oom", reason=str(e).splitlines()[0][:200])
                 torch.cuda.empty_cache()

@@ -20,7 +20,16 @@ def main():
         bad.append(f"a 19 % drop gave {r!r}")
     if sm_clock.throttle_reason(-1, 1605) or sm_clock.throttle_reason(1605, 1980):
         bad.append("an unreadable or rising clock was flagged")
+    if sm_clock.throttle_reason(1980, 1980, 1980) or sm_clock.throttle_reason(1950, 1965, 1980):
+        bad.append("a clock within 5 % of its maximum was flagged")
+    low = sm_clock.throttle_reason(1635, 1695, 1980)
+    if not (low.startswith("throttled:") and "1635" in low and "1980 MHz maximum" in low):
+        bad.append(f"a row timed at 1635-1695 of 1980 MHz gave {low!r}")
+    if not sm_clock.throttle_reason(1725, 1965, 1980) or sm_clock.throttle_reason(1635, 1695, -1):
+        bad.append("a recovering clock was not flagged, or one without a known maximum was")
     mhz = sm_clock.SmClock("0000:ff:1f.7").mhz()  # no such device anywhere
+    if not isinstance(sm_clock.SmClock("0000:ff:1f.7").max_mhz(), int):
+        bad.append("max clock is not an int")
     if not isinstance(mhz, int) or (mhz != -1 and mhz < 100):
         bad.append(f"clock read {mhz!r}")
     if bad:

@@ -288,7 +288,7 @@ class CudaExecutor final : public Executor {
 
   int64_t peak_extra_bytes() const override { return peak_extra_; }
 
-  ClockReading clock() const override { return ClockReading{nvml_.sm_mhz()}; }
+  ClockReading clock() const override { return ClockReading{nvml_.sm_mhz(), nvml_.max_sm_mhz()}; }
 
   double matmul_ceiling_tflops() override {
     // Once per process: every executor on this device shares the number.

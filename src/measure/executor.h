@@ -24,6 +24,7 @@ struct DeviceInfo {
 
 struct ClockReading {  // SM clock in MHz, -1 where it cannot be read
   int sm_mhz = -1;
+  int max_sm_mhz = -1;  // the device's maximum SM clock
 };
 
 class Executor {

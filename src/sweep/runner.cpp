@@ -148,8 +148,9 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
     if (e.sticky) throw;
     return;
   }
-  row.clock_after_mhz = ex.clock().sm_mhz;
-  row.reason = throttle_reason(row.clock_before_mhz, row.clock_after_mhz);
+  const ClockReading after = ex.clock();
+  row.clock_after_mhz = after.sm_mhz;
+  row.reason = throttle_reason(row.clock_before_mhz, row.clock_after_mhz, after.max_sm_mhz);
   if (!row.reason.empty() && hooks.note) hooks.note(fmt::format("{} on {}: {}", k.name, p.describe(), row.reason));
   const double seconds = row.timing->median_ms * 1e-3;
   if (seconds > 0) {
