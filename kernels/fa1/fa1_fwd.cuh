@@ -193,17 +193,23 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   });
   // (The __syncthreads at the top of the loop makes these writes visible.)
 
+  int qbuf = 0;               // the Q buffer of the next block to run
+  bool next_loaded = false;   // the next outer step's first Q_i (O_i) is already on its way
   for (int j = 0; j < n_blocks; ++j) {
     const int i_begin = first_q_block(j);
     if (i_begin >= m_blocks) break;  // (causal) none of this split's rows sees block j or later
     __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
-    // Two copy groups: K_j with the first Q_i (and O_i), then V_j, which the first
-    // block waits for only before its P V (the K/V load is the one FA1 cannot
-    // prefetch: no room for a second K/V block in shared memory).
+    // Two copy groups: K_j (with the first Q_i and O_i unless the previous outer
+    // step's last block prefetched them), then V_j, which the first block waits for
+    // only before its P V. The K/V load is the one FA1 cannot prefetch: no room for
+    // a second K/V block in shared memory.
     load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
                                                   p.k_row_stride, sk - j * BlockN, tid);
-    load_q(i_begin, 0);
-    if constexpr (T::kPrefetchO) load_o(i_begin);
+    if (!next_loaded) {
+      load_q(i_begin, qbuf);
+      if constexpr (T::kPrefetchO) load_o(i_begin);
+    }
+    next_loaded = false;
     cp_async_commit();
     load_tile_async<BlockN, HeadDim, T::kThreads>(sV, gV + int64_t(j) * BlockN * p.v_row_stride,
                                                   p.v_row_stride, sk - j * BlockN, tid);
@@ -212,7 +218,8 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     const bool tail = (j + 1) * BlockN > sk;
 
     for (int i = i_begin; i < m_blocks; i += splits) {
-      const int buf = ((i - i_begin) / splits) & 1;
+      const int buf = qbuf;
+      qbuf ^= 1;
       const bool first = i == i_begin;
       if (first)
         cp_async_wait<1>();  // K_j, Q_i (O_i); V_j may still be on its way
@@ -251,9 +258,19 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
         }
       }
       if constexpr (T::kPrefetchO) __syncthreads();  // every warp has its O_i: the stage is free
-      if (i + splits < m_blocks) {
-        load_q(i + splits, buf ^ 1);
-        if constexpr (T::kPrefetchO) load_o(i + splits);
+      // The next block's Q_i (O_i): this outer step's next, or after its last, the next
+      // outer step's first -- unless that is this block, whose O_i is written below
+      // (any other was written at an earlier step of this outer step, before the
+      // barrier above).
+      int next = i + splits;
+      if (next >= m_blocks && j + 1 < n_blocks) {
+        next = first_q_block(j + 1);
+        if (next == i) next = m_blocks;
+        next_loaded = next < m_blocks;
+      }
+      if (next < m_blocks) {
+        load_q(next, qbuf);
+        if constexpr (T::kPrefetchO) load_o(next);
       }
       cp_async_commit();
 
