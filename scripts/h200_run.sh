@@ -73,7 +73,7 @@ fi
 
 if want interrupt; then
 step "SIGINT during a GPU sweep: files stay valid, run_status says interrupted"
-timeout -s INT -k 10 "${T_INTERRUPT:-4}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
+timeout -s INT -k 10 "${T_INTERRUPT:-8}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
   --kernels fa2 --json "$R/interrupt.json" --csv "$R/interrupt.csv" > "$R/interrupt.md" 2> "$R/interrupt.err"
 rc=$?
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('   exit', sys.argv[2], 'run_status', d['metadata']['run_status'], 'rows', len(d['results']))" \
