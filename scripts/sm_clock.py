@@ -43,21 +43,18 @@ class SmClock:
 
     def max_mhz(self):
         """The device's maximum SM clock, -1 where it cannot be read."""
-        if self._lib is None:
-            return -1
-        value = ctypes.c_uint()
-        try:
-            rc = self._lib.nvmlDeviceGetMaxClockInfo(self._dev, ctypes.c_int(_NVML_CLOCK_SM), ctypes.byref(value))
-        except (OSError, AttributeError):
-            return -1
-        return int(value.value) if rc == 0 else -1
+        return self._read("nvmlDeviceGetMaxClockInfo")
 
     def mhz(self):
+        """The current SM clock, -1 where it cannot be read."""
+        return self._read("nvmlDeviceGetClockInfo")
+
+    def _read(self, fn_name):
         if self._lib is None:
             return -1
         value = ctypes.c_uint()
         try:
-            rc = self._lib.nvmlDeviceGetClockInfo(self._dev, ctypes.c_int(_NVML_CLOCK_SM), ctypes.byref(value))
+            rc = getattr(self._lib, fn_name)(self._dev, ctypes.c_int(_NVML_CLOCK_SM), ctypes.byref(value))
         except (OSError, AttributeError):
             return -1
         return int(value.value) if rc == 0 else -1
