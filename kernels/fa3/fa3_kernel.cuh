@@ -123,6 +123,56 @@ struct Fa3Fwd {
     sm90::wgmma_commit();
   }
 
+  // Blocks 1 .. n_blocks-1 of tile tc (block 0's P is in p): the intra-warpgroup
+  // overlap described below. Shared by both consumers.
+  static __device__ __forceinline__ void run_blocks(const Args& a, const Smem<Cfg>& sm, int c, int lane,
+                                                    const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
+                                                    int row0, float (&o)[HD / 2], float (&sc)[BN / 2],
+                                                    uint32_t (&p)[BN / 16][4], float (&alpha)[2], RowState& st,
+                                                    RingPos<Cfg::kStages>& ring, int& s_prev, uint32_t& v_parity) {
+    for (int i = 1; i < n_blocks; ++i, ++ring.count) {
+      const int n = n_blocks - 1 - i;
+      const int s = ring.stage();
+      sm.full_k(s).wait(ring.parity());
+      sm.full_v(s_prev).wait(v_parity);
+      wait_turn(c);
+      issue_qk(sc, desc_q, sm, s);     // S = Q K_i^T
+      rescale_o<HD>(o, alpha);         // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+      sm90::fence_regs(o);
+      issue_pv(o, p, sm, s_prev);      // O += P_{i-1} V_{i-1}
+      pass_turn(c);
+      sm90::wgmma_wait<1>();           // S landed; P V may still run
+      sm90::fence_regs(sc);
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+      }
+      if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
+        apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+      online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
+      sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
+      sm90::fence_regs(o);
+      sm90::fence_regs(p);
+      if (lane == 0) sm.empty_v(s_prev).arrive();
+      p_to_a_fragments<Elem, BN>(sc, p);
+      s_prev = s;
+      v_parity = ring.parity();
+    }
+  }
+
+  // O += P_last V_last, alone, waited for.
+  static __device__ __forceinline__ void last_pv(const Smem<Cfg>& sm, int c, int lane, float (&o)[HD / 2],
+                                                 uint32_t (&p)[BN / 16][4], int s_prev, uint32_t v_parity) {
+    sm.full_v(s_prev).wait(v_parity);
+    wait_turn(c);
+    sm90::fence_regs(o);
+    issue_pv(o, p, sm, s_prev);
+    pass_turn(c);
+    sm90::wgmma_wait<0>();
+    sm90::fence_regs(o);
+    if (lane == 0) sm.empty_v(s_prev).arrive();
+  }
+
   // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile.
   //
   // Intra-warpgroup overlap: iteration i issues S_i = Q K_i^T and
@@ -142,9 +192,10 @@ struct Fa3Fwd {
   }
 
   // Consumer without kCrossTile: each tile's first Q K^T and last P V alone. Kept
-  // as it was measured (session 2) rather than folded into consumer_cross_tile:
-  // written as one function, the 3-warpgroup hd64 build lost uniform registers in
-  // the block loop (+44 instructions per block, -5 % on the H200; PERF_NOTES S3-4).
+  // apart from consumer_cross_tile (they share only run_blocks, which compiles to
+  // the same SASS as before): written as one function, the 3-warpgroup hd64 build
+  // lost uniform registers in the block loop (+44 instructions per block, -5 % on
+  // the H200; PERF_NOTES S3-4).
   static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Cfg>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -189,45 +240,10 @@ struct Fa3Fwd {
         uint32_t v_parity = ring.parity();
         ++ring.count;
 
-        for (int i = 1; i < n_blocks; ++i, ++ring.count) {
-          const int n = n_blocks - 1 - i;
-          const int s = ring.stage();
-          sm.full_k(s).wait(ring.parity());
-          sm.full_v(s_prev).wait(v_parity);
-          wait_turn(c);
-          issue_qk(sc, desc_q, sm, s);     // S = Q K_i^T
-          rescale_o<HD>(o, alpha);         // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
-          sm90::fence_regs(o);
-          issue_pv(o, p, sm, s_prev);      // O += P_{i-1} V_{i-1}
-          pass_turn(c);
-          sm90::wgmma_wait<1>();           // S landed; P V may still run
-          sm90::fence_regs(sc);
-          if (lane == 0) {
-            sm.empty_k(s).arrive();
-            if (i == n_blocks - 1) sm.empty_q(qs).arrive();
-          }
-          if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
-            apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-          online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
-          sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
-          sm90::fence_regs(o);
-          sm90::fence_regs(p);
-          if (lane == 0) sm.empty_v(s_prev).arrive();
-          p_to_a_fragments<Elem, BN>(sc, p);
-          s_prev = s;
-          v_parity = ring.parity();
-        }
+        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, o, sc, p, alpha, st, ring, s_prev, v_parity);
 
-        // O += P_last V_last
         rescale_o<HD>(o, alpha);
-        sm.full_v(s_prev).wait(v_parity);
-        wait_turn(c);
-        sm90::fence_regs(o);
-        issue_pv(o, p, sm, s_prev);
-        pass_turn(c);
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(o);
-        if (lane == 0) sm.empty_v(s_prev).arrive();
+        last_pv(sm, c, lane, o, p, s_prev, v_parity);
         ++qring.count;
       }
       store_tile(a, tc, o, st, row0, t);
@@ -310,35 +326,7 @@ struct Fa3Fwd {
       const int qs = qring.stage();
       const uint64_t desc_q = q_desc(qs);
       const int row0 = tc.m_block * BM + row_in_tile;  // this thread's rows: row0, row0 + 8
-      for (int i = 1; i < n_blocks; ++i, ++ring.count) {
-        const int n = n_blocks - 1 - i;
-        const int s = ring.stage();
-        sm.full_k(s).wait(ring.parity());
-        sm.full_v(s_prev).wait(v_parity);
-        wait_turn(c);
-        issue_qk(sc, desc_q, sm, s);     // S = Q K_i^T
-        rescale_o<HD>(o, alpha);         // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
-        sm90::fence_regs(o);
-        issue_pv(o, p, sm, s_prev);      // O += P_{i-1} V_{i-1}
-        pass_turn(c);
-        sm90::wgmma_wait<1>();           // S landed; P V may still run
-        sm90::fence_regs(sc);
-        if (lane == 0) {
-          sm.empty_k(s).arrive();
-          if (i == n_blocks - 1) sm.empty_q(qs).arrive();
-        }
-        if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
-          apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
-        sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
-        sm90::fence_regs(o);
-        sm90::fence_regs(p);
-        if (lane == 0) sm.empty_v(s_prev).arrive();
-        p_to_a_fragments<Elem, BN>(sc, p);
-        s_prev = s;
-        v_parity = ring.parity();
-      }
-
+      run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, o, sc, p, alpha, st, ring, s_prev, v_parity);
       // O += P_last V_last: issued together with the next tile's first Q K^T, whose
       // softmax then runs under it, or alone after the block's last tile.
       rescale_o<HD>(o, alpha);
@@ -351,14 +339,7 @@ struct Fa3Fwd {
         store_tile(a, d, o, st, d.m_block * BM + row_in_tile, t);
       };
       if (!next_tile()) {
-        sm.full_v(s_prev).wait(v_parity);
-        wait_turn(c);
-        sm90::fence_regs(o);
-        issue_pv(o, p, sm, s_prev);
-        pass_turn(c);
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(o);
-        if (lane == 0) sm.empty_v(s_prev).arrive();
+        last_pv(sm, c, lane, o, p, s_prev, v_parity);
         store_done();
         return;
       }
