@@ -24,6 +24,11 @@
 // into shared memory with cp.async while the current block computes, so the round
 // trip's read is not waited for between blocks.
 //
+// Buffering: the next block's Q_i (and O_i) load while a block computes, across
+// outer steps too (the last block of step j loads step j+1's first, unless it is
+// itself); K_j and V_j load at the start of step j, V_j in its own copy group that
+// only the first block's P V waits for. There is no room for a second K/V block.
+//
 // Causal: (i, j) pairs with no visible key are skipped. The split (common/fa1_split.h)
 // deals a head's Q blocks to several CTAs when batch*heads cannot fill the GPU, as
 // flash-attention v1 did; each CTA still runs Algorithm 1's loop order and O/l/m
