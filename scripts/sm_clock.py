@@ -16,8 +16,8 @@ def throttle_reason(before, after, max_mhz=-1):
         return (f"throttled: SM clock fell from {before} to {after} MHz while timing (power or thermal cap); "
                 "the median mixes full-clock and throttled samples")
     if max_mhz > 0 and min(before, after) < max_mhz * (1.0 - THROTTLE_DROP):
-        return (f"throttled: SM clock {before} -> {after} MHz while timing, more than 5 % below its "
-                f"{max_mhz} MHz maximum (power or thermal cap); slower than at full clock")
+        return (f"throttled: SM clock {before} -> {after} MHz while timing, more than {THROTTLE_DROP * 100:g} % "
+                f"below its {max_mhz} MHz maximum (power or thermal cap); slower than at full clock")
     return ""
 
 

@@ -22,7 +22,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sm_clock import throttle_reason  # noqa: E402
+from sm_clock import THROTTLE_DROP, throttle_reason  # noqa: E402
 
 
 def series_of(row):
@@ -56,7 +56,7 @@ def main():
     is_throttled = lambda r: r.get("reason", "").startswith("throttled") or bool(
         throttle_reason(clock(r, "clock_before_mhz"), clock(r, "clock_after_mhz"), max_clock))
     cell = {}
-    throttled = set()  # (point, series) whose kept row was timed under a falling clock
+    throttled = set()  # (point, series) whose kept row is_throttled
     status = {}
     keys = set()
     names = []
@@ -91,7 +91,8 @@ def main():
             row.append(f"{va / vb:.2f}{star(k, a, b)}" if va and vb else "-")
         print("| " + " | ".join(row) + " |")
     if throttled:
-        print(f"\n`*`: timed while the SM clock fell by more than 5 %, or more than 5 % below its maximum "
+        pct = f"{THROTTLE_DROP * 100:g} %"
+        print(f"\n`*`: timed while the SM clock fell by more than {pct}, or more than {pct} below its maximum "
               f"({max_clock} MHz); the row's clock columns say from what to what.")
     if not keys:
         print(f"summarize.py: no cuda or torch rows of dtype {args.dtype}", file=sys.stderr)

@@ -19,7 +19,8 @@ median is under --target-noise with at least --min-samples, at most --max-sample
 or --max-seconds; before each sample a buffer of 2x the L2 size is written (cold
 L2), then a 100 us stream hold so Python's dispatch stays outside the events; CUDA
 events around the call; the median is quoted. The SM clock is read through NVML
-before and after each row (a drop of more than 5 % marks it throttled, as in fa-bench). Inputs are seeded normal
+before and after each row and judged by fa-bench's throttle rule (scripts/sm_clock.py:
+a drop of more than 5 %, or more than 5 % below the maximum clock). Inputs are seeded normal
 (never zeros). Errors: O against a float64 reference on up to 64 sampled query rows
 (all batches and heads). A back end that refuses a shape is a row with status
 `unsupported`; an allocation failure is `oom`.
@@ -126,12 +127,13 @@ def main():
     # clock_rate (kHz) where this torch exposes it; else the H200's 1980 MHz.
     hold_cycles = int(getattr(props, "clock_rate", 1980000) * 1e-3 * 100)
     method = "cuda-events, L2 flushed (torch), launch hidden behind a 100 us stream hold"
-    # The SM clock before and after each row's samples, as fa-bench records it; a drop of
-    # more than 5 % marks the row throttled (scripts/sm_clock.py). -1 without NVML.
+    # The SM clock before and after each row's samples, as fa-bench records it, judged
+    # against the device's maximum (read once) by scripts/sm_clock.py. -1 without NVML.
     pci = None
     if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
         pci = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
     clock = SmClock(pci)
+    max_clock = clock.max_mhz()
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16}
 
@@ -209,7 +211,7 @@ def main():
                 row.update(summ, status="ok", timing_method=method,
                            tflops=flops / (summ["median_ms"] * 1e-3) / 1e12,
                            clock_before_mhz=clock_before, clock_after_mhz=clock_after,
-                           reason=throttle_reason(clock_before, clock_after, clock.max_mhz()))
+                           reason=throttle_reason(clock_before, clock_after, max_clock))
             except torch.OutOfMemoryError as e:
                 row.update(status="oom", reason=str(e).splitlines()[0][:200])
                 torch.cuda.empty_cache()

@@ -29,11 +29,16 @@ std::optional<Distribution> parse_distribution(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+// One value as the dtype stores it (fp32: unchanged).
+float round_to(float v, DType d) {
+  return d == DType::bf16 ? round_bf16(v) : d == DType::f16 ? round_f16(v) : v;
+}
+}  // namespace
+
 void round_to_dtype(std::vector<float>& x, DType d) {
-  if (d == DType::bf16)
-    for (float& v : x) v = round_bf16(v);
-  else if (d == DType::f16)
-    for (float& v : x) v = round_f16(v);
+  if (d == DType::f32) return;
+  for (float& v : x) v = round_to(v, d);
 }
 
 namespace {
@@ -74,8 +79,7 @@ void generate(std::vector<float>& x, uint64_t seed, uint64_t tensor, DType dtype
     Rng rng(mix(seed, tensor, uint64_t(c)));
     const size_t end = std::min(x.size(), size_t(c + 1) * kChunk);
     for (size_t i = size_t(c) * kChunk; i < end; ++i) {
-      float v = float(value(i, rng));
-      x[i] = dtype == DType::bf16 ? round_bf16(v) : dtype == DType::f16 ? round_f16(v) : v;
+      x[i] = round_to(float(value(i, rng)), dtype);
     }
   });
 }

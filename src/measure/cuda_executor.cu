@@ -134,7 +134,7 @@ constexpr int kHoldMicroseconds = 100;
 class CudaExecutor final : public Executor {
  public:
   CudaExecutor(int device, const cudaDeviceProp& prop, const std::string& pci)
-      : device_(device), prop_(prop), nvml_(pci) {
+      : device_(device), prop_(prop), nvml_(pci), max_sm_mhz_(nvml_.max_sm_mhz()) {
     FA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     FA_CHECK(cudaEventCreate(&start_));
     FA_CHECK(cudaEventCreate(&stop_));
@@ -170,7 +170,7 @@ class CudaExecutor final : public Executor {
     if (nvml_.available()) {
       m["driver"] = nvml_.driver_version();
       m["sm_clock_mhz"] = std::to_string(nvml_.sm_mhz());
-      m["sm_clock_max_mhz"] = std::to_string(nvml_.max_sm_mhz());
+      m["sm_clock_max_mhz"] = std::to_string(max_sm_mhz_);
     } else {
       m["nvml"] = "unavailable: " + nvml_.why_unavailable();
     }
@@ -288,7 +288,7 @@ class CudaExecutor final : public Executor {
 
   int64_t peak_extra_bytes() const override { return peak_extra_; }
 
-  ClockReading clock() const override { return ClockReading{nvml_.sm_mhz(), nvml_.max_sm_mhz()}; }
+  ClockReading clock() const override { return ClockReading{nvml_.sm_mhz(), max_sm_mhz_}; }
 
   double matmul_ceiling_tflops() override {
     // Once per process: every executor on this device shares the number.
@@ -388,6 +388,7 @@ class CudaExecutor final : public Executor {
   int device_;
   cudaDeviceProp prop_;
   NvmlClock nvml_;
+  const int max_sm_mhz_;  // a hardware constant: read once, not at every row's clock reading
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   AttnProblem problem_;

@@ -14,9 +14,9 @@ std::string throttle_reason(int before, int after, int max_mhz) {
   const int low = before < after ? before : after;
   if (max_mhz > 0 && double(low) < double(max_mhz) * (1.0 - kThrottleDrop))
     return fmt::format(
-        "throttled: SM clock {} -> {} MHz while timing, more than 5 % below its {} MHz maximum "
+        "throttled: SM clock {} -> {} MHz while timing, more than {:g} % below its {} MHz maximum "
         "(power or thermal cap); slower than at full clock",
-        before, after, max_mhz);
+        before, after, kThrottleDrop * 100, max_mhz);
   return "";
 }
 
