@@ -42,11 +42,9 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
     int64_t rd = 0, wr = 0;
     std::vector<float> kj(bn * d), vj(bn * d), qi(bm * d), oi(bm * d), li(bm), mi(bm), sij(bn);
     // Every row of this split's Q blocks (as for_own_rows in the GPU kernel).
-    const int64_t own_count = fa1_split_count(split, splits, tr);
-    auto own_block = [&](int64_t n) { return fa1_split_block(split, splits, n); };
     auto for_own_rows = [&](auto&& f) {
-      for (int64_t n = 0; n < own_count; ++n)
-        for (int64_t r = own_block(n) * bm; r < std::min(nq, (own_block(n) + 1) * bm); ++r) f(r);
+      for (int64_t i = split; i < tr; i += splits)
+        for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) f(r);
     };
 
     // Line 2: O = 0, l = 0, m = -inf in HBM (this split's rows).
@@ -61,8 +59,7 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
     // Q block sees the most, so it bounds the K/V blocks worth loading.
     std::vector<int64_t> vis(tr, 0);
     int64_t kv_blocks = 0;
-    for (int64_t n = 0; n < own_count; ++n) {
-      const int64_t i = own_block(n);
+    for (int64_t i = split; i < tr; i += splits) {
       vis[i] = t.visible_blocks(i * bm, std::min(bm, nq - i * bm), bn);
       kv_blocks = std::max(kv_blocks, vis[i]);
     }
@@ -75,9 +72,8 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
       }
       rd += 2 * cols * d * s;
 
-      for (int64_t n = 0; n < own_count; ++n) {  // inner: this split's Q blocks
-        const int64_t i = own_block(n);
-        if (j >= vis[i]) continue;                // fully above the causal diagonal
+      for (int64_t i = split; i < tr; i += splits) {  // inner: this split's Q blocks
+        if (j >= vis[i]) continue;                     // fully above the causal diagonal
         const int64_t r0 = i * bm, rows = std::min(bm, nq - r0);
         for (int64_t r = 0; r < rows; ++r) {
           std::copy_n(t.q_row(b, h, r0 + r), d, &qi[r * d]);
@@ -133,8 +129,7 @@ void cpu_fa1_forward(const AttnParams& p, const Tile& tile, RunContext& ctx) {
 
     // Q blocks that see no key (causal, seqlen_q > seqlen_k) are never visited: O = 0
     // (from line 2), LSE = -inf, written as the output.
-    for (int64_t n = 0; n < own_count; ++n) {
-      const int64_t i = own_block(n);
+    for (int64_t i = split; i < tr; i += splits) {
       if (vis[i] > 0) continue;
       for (int64_t r = i * bm; r < std::min(nq, (i + 1) * bm); ++r) {
         std::fill(t.o_row(b, h, r), t.o_row(b, h, r) + d, 0.f);

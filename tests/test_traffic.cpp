@@ -2,8 +2,6 @@
 // and the scaling laws the papers state (standard ~ N^2, FA2 K/V ~ N^2 d / B_r).
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include "common/fa1_split.h"
 #include "measure/traffic.h"
 
@@ -75,44 +73,6 @@ TEST(Traffic, Fa1SplitsFillTheGpuAndCountTheirKvLoads) {
   const int64_t kv_once = 2 * 1024 * 64 * 2;
   EXPECT_EQ(a.write_bytes / (one.batch * one.heads), b.write_bytes / (many.batch * many.heads));
   EXPECT_EQ(a.read_bytes / (one.batch * one.heads) - b.read_bytes / (many.batch * many.heads), 7 * kv_once);
-}
-
-TEST(Traffic, Fa1SplitsDealEveryBlockOnceAndBalanceCausalVisits) {
-  for (const int64_t splits : {int64_t(1), int64_t(2), int64_t(3), int64_t(16)}) {
-    for (const int64_t q_blocks : {splits, splits + 1, 2 * splits + 1, 5 * splits - 1, int64_t(512)}) {
-      if (q_blocks < splits) continue;
-      std::vector<int> owner(q_blocks, -1);
-      int64_t total = 0;
-      for (int64_t split = 0; split < splits; ++split) {
-        const int64_t count = fa1_split_count(split, splits, q_blocks);
-        total += count;
-        for (int64_t n = 0; n < count; ++n) {
-          const int64_t i = fa1_split_block(split, splits, n);
-          ASSERT_LT(i, q_blocks);
-          EXPECT_EQ(owner[i], -1) << "block " << i << " dealt twice";
-          owner[i] = int(split);
-          EXPECT_EQ(fa1_split_of(i, splits), split);
-          if (n > 0) EXPECT_EQ(i - fa1_split_block(split, splits, n - 1), fa1_split_stride(split, splits, n - 1));
-          if (n > 0) EXPECT_GT(i, fa1_split_block(split, splits, n - 1));  // increasing
-        }
-        EXPECT_GE(fa1_split_block(split, splits, count), q_blocks);  // nothing left out
-        // The first n at or after any block: brute force.
-        for (int64_t first = 0; first <= q_blocks; ++first) {
-          int64_t want = 0;
-          while (want < count && fa1_split_block(split, splits, want) < first) ++want;
-          if (want < count) EXPECT_EQ(fa1_split_first(split, splits, first), want);
-          else EXPECT_GE(fa1_split_first(split, splits, first), count);
-        }
-      }
-      EXPECT_EQ(total, q_blocks);
-    }
-  }
-  // hd256 seqlen 16384 causal (32x128 tile, 16 splits): block i is visited i/4 + 1
-  // times. Mirrored rounds give every split the same number of visits; the plain
-  // stride it replaced gave the last split 120 (6 %) more than the first.
-  std::vector<int64_t> visits(16, 0);
-  for (int64_t i = 0; i < 512; ++i) visits[fa1_split_of<int64_t>(i, 16)] += i / 4 + 1;
-  for (const int64_t v : visits) EXPECT_EQ(v, visits[0]);
 }
 
 TEST(Traffic, DefaultsAndFamiliesSharingTheFa2Formula) {

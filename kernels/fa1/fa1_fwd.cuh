@@ -26,9 +26,8 @@
 //
 // Buffering: the next block's Q_i (and O_i) load while a block computes, across
 // outer steps too (the last block of step j loads step j+1's first, unless it is
-// itself). There is no room for a second K/V block: K_j and V_j load at the start
-// of step j, V_j in its own copy group that only the first block's P V waits for
-// (with kPrefetchK, K_{j+1} already from step j's last block, before its P V).
+// itself); K_j and V_j load at the start of step j, V_j in its own copy group that
+// only the first block's P V waits for. There is no room for a second K/V block.
 //
 // Causal: (i, j) pairs with no visible key are skipped. The split (common/fa1_split.h)
 // deals a head's Q blocks to several CTAs when batch*heads cannot fill the GPU, as
@@ -82,11 +81,6 @@ struct Fa1Traits {
   static constexpr bool kPrefetchO =
       FA1_PREFETCH_O && kSplitCols && kBaseBytes + kOStageBytes <= 227 * 1024;
   static constexpr int kSmemBytes = kBaseBytes + (kPrefetchO ? kOStageBytes : 0);
-  // K_{j+1} loads from step j's last block, before its P V, rather than at step j+1's
-  // start: only for 32-row blocks, the shortest per K/V block, where waiting for K
-  // costs most (+0.5-1.5 % at hd256 32x128.w8; -0.5 % at hd128 64x256.w8 and -5 % at
-  // hd64 128x128.w8 when on, PERF_NOTES S4-2).
-  static constexpr bool kPrefetchK = BlockM <= 32;
   static_assert(BlockM % (16 * kWarpsM) == 0 && Warps % kWarpsM == 0,
                 "each warp owns whole 16-row m-tiles");
   static_assert(BlockN % 16 == 0 && HeadDim % 64 == 0, "tiles are multiples of the mma shape");
@@ -126,7 +120,7 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int bh = blockIdx.x;
-  const int split = blockIdx.y, splits = gridDim.y;  // this CTA's Q blocks: common/fa1_split.h
+  const int split = blockIdx.y, splits = gridDim.y;  // this CTA's Q blocks: split + k * splits
   const int b = bh / p.heads, h = bh % p.heads, hk = h / (p.heads / p.heads_kv);
   const int sq = p.seqlen_q, sk = p.seqlen_k;
 
@@ -174,25 +168,21 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
       cp_async_4(smem_addr(sML + c), valid ? stat : wM, valid);
     }
   };
-  // This split's Q blocks: own_block(n) for n < own_count, in increasing order
-  // (dealt as common/fa1_split.h says).
-  const int own_count = fa1_split_count(split, splits, m_blocks);
-  auto own_block = [&](int n) { return fa1_split_block(split, splits, n); };
-  // The first n whose block sees key j*BlockN (causal: rows before the diagonal see
-  // none of block j).
-  auto first_n = [&](int j) {
+  // This split's first Q block that sees key j*BlockN (causal: rows before the
+  // diagonal see none of block j).
+  auto first_q_block = [&](int j) {
     int first = 0;
     if (p.causal) {
       const int first_row = j * BlockN - (sk - sq);  // key_end(row) > j*BlockN from here on
       first = first_row <= 0 ? 0 : first_row / BlockM;
     }
-    return fa1_split_first(split, splits, first);
+    return first + ((split - first) % splits + splits) % splits;  // round up to this split's blocks
   };
   // Rows of this split, block by block: [i*BlockM, min((i+1)*BlockM, sq)).
   auto for_own_rows = [&](auto&& f) {
-    for (int n = 0; n < own_count; ++n) {
-      const int i = own_block(n);
-      f(i * BlockM, min((i + 1) * BlockM, sq));
+    for (int i = split; i < m_blocks; i += splits) {
+      const int r_end = min((i + 1) * BlockM, sq);
+      f(i * BlockM, r_end);
     }
   };
 
@@ -208,24 +198,21 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
   });
   // (The __syncthreads at the top of the loop makes these writes visible.)
 
-  // Whether outer step j has any of this split's blocks (causal: later steps skip rows).
-  auto step_runs = [&](int j) { return j < n_blocks && first_n(j) < own_count; };
-
   int qbuf = 0;               // the Q buffer of the next block to run
   bool next_loaded = false;   // the next outer step's first Q_i (O_i) is already on its way
-  for (int j = 0; step_runs(j); ++j) {
-    const int n_begin = first_n(j);
-    __syncthreads();  // everyone is done with K_{j-1} (unless kPrefetchK), V_{j-1}, both Q buffers
-    // Two copy groups: K_j (kPrefetchK: only K_0; step j-1's last block loads the
-    // others) and the first Q_i and O_i (unless the previous outer step's last block
-    // already loads them), then V_j, which the first block waits for only before its
-    // P V. No room for a second K/V block: K_j can start no earlier.
-    if (!T::kPrefetchK || j == 0)
-      load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
-                                                    p.k_row_stride, sk - j * BlockN, tid);
+  for (int j = 0; j < n_blocks; ++j) {
+    const int i_begin = first_q_block(j);
+    if (i_begin >= m_blocks) break;  // (causal) none of this split's rows sees block j or later
+    __syncthreads();  // everyone is done with K_{j-1}, V_{j-1} and both Q buffers
+    // Two copy groups: K_j (with the first Q_i and O_i unless the previous outer
+    // step's last block prefetched them), then V_j, which the first block waits for
+    // only before its P V. The K/V load is the one FA1 cannot prefetch: no room for
+    // a second K/V block in shared memory.
+    load_tile_async<BlockN, HeadDim, T::kThreads>(sK, gK + int64_t(j) * BlockN * p.k_row_stride,
+                                                  p.k_row_stride, sk - j * BlockN, tid);
     if (!next_loaded) {
-      load_q(own_block(n_begin), qbuf);
-      if constexpr (T::kPrefetchO) load_o(own_block(n_begin));
+      load_q(i_begin, qbuf);
+      if constexpr (T::kPrefetchO) load_o(i_begin);
     }
     next_loaded = false;
     cp_async_commit();
@@ -234,14 +221,11 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
     cp_async_commit();
     // Block j needs a mask on its ragged tail, or where some row of a Q block does not see all of it.
     const bool tail = (j + 1) * BlockN > sk;
-    // Step j+1's first block (-1: no step j+1), worked out here, outside the block loop.
-    const int next_step_first = step_runs(j + 1) ? own_block(first_n(j + 1)) : -1;
 
-    for (int n = n_begin, i = own_block(n_begin), i_next; i < m_blocks; ++n, i = i_next) {
-      i_next = i + fa1_split_stride(split, splits, n);  // own_block(n + 1)
+    for (int i = i_begin; i < m_blocks; i += splits) {
       const int buf = qbuf;
       qbuf ^= 1;
-      const bool first = n == n_begin, step_last = i_next >= m_blocks;
+      const bool first = i == i_begin;
       if (first)
         cp_async_wait<1>();  // K_j, Q_i (O_i); V_j may still be on its way
       else
@@ -283,15 +267,13 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
       // outer step's first -- unless that is this block, whose O_i is written below
       // (any other was written at an earlier step of this outer step, before the
       // barrier above).
-      const bool next_step = step_last && next_step_first >= 0;
-      int next = -1;
-      if (!step_last) {
-        next = i_next;
-      } else if (next_step && next_step_first != i) {
-        next = next_step_first;
-        next_loaded = true;
+      int next = i + splits;
+      if (next >= m_blocks && j + 1 < n_blocks) {
+        next = first_q_block(j + 1);
+        if (next == i) next = m_blocks;
+        next_loaded = next < m_blocks;
       }
-      if (next >= 0) {
+      if (next < m_blocks) {
         load_q(next, qbuf);
         if constexpr (T::kPrefetchO) load_o(next);
       }
@@ -396,16 +378,9 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
         l_old[r] = l_new;
       }
 
-      const bool load_k_next = T::kPrefetchK && next_step;
-      if (first || load_k_next) {
-        if (first) cp_async_wait<1>();  // V_j; the group after it is the next Q_i (O_i)
-        __syncthreads();  // V_j has landed; step j's last block: every warp is done with K_j
-        if (load_k_next) {  // K_{j+1} loads while this block's P V runs
-          load_tile_async<BlockN, HeadDim, T::kThreads>(
-              sK, gK + int64_t(j + 1) * BlockN * p.k_row_stride, p.k_row_stride,
-              sk - (j + 1) * BlockN, tid);
-          cp_async_commit();
-        }
+      if (first) {  // V_j: the groups after it are the next Q_i (O_i) only
+        cp_async_wait<1>();
+        __syncthreads();
       }
       // O_i += P~ V_j
       if constexpr (T::kSplitCols)

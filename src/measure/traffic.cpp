@@ -54,15 +54,14 @@ Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn, in
   Traffic t;
   // Algorithm 1 line 2: O = 0, l = 0, m = -inf in HBM.
   t.write_bytes += nq * d * kFa1OBytes + 2 * nq * kStatBytes;
-  // Block pair (i, j) is visited iff j < visible_kv_blocks(i); each split (its Q
-  // blocks dealt as common/fa1_split.h says) loads block j of K/V iff one of its
+  // Block pair (i, j) is visited iff j < visible_kv_blocks(i); each split (Q blocks
+  // i = split mod splits, common/fa1_split.h) loads block j of K/V iff one of its
   // blocks visits it.
   std::vector<int64_t> kv_blocks_loaded(splits, 0);
   for (int64_t i = 0; i < tr; ++i) {
     const int64_t rows = std::min(bm, nq - i * bm);
     const int64_t pairs = visible_kv_blocks(p, i * bm, rows, bn);
-    int64_t& loaded = kv_blocks_loaded[fa1_split_of(i, splits)];
-    loaded = std::max(loaded, pairs);
+    kv_blocks_loaded[i % splits] = std::max(kv_blocks_loaded[i % splits], pairs);
     // Per pair: read Q_i, O_i, l_i, m_i; write O_i, l_i, m_i, except at the last
     // pair, which writes the output: O_i in the dtype and LSE_i. A block that sees
     // no key is never visited and writes O = 0, LSE = -inf.
