@@ -144,7 +144,9 @@ const std::vector<CpuFault>& planted_cpu_faults() {
 KernelVariant make_faulty_cpu_variant(CpuFault fault, Tile tile) {
   KernelVariant v = make_cpu_variant(Family::fa2, tile);
   if (fault == CpuFault::none) return v;
-  v.name += "+" + std::string(to_string(fault));
+  // Appended in two steps: "+" + std::string(...) trips GCC 12's -Wrestrict false positive.
+  v.name += '+';
+  v.name += to_string(fault);
   const Tile t = v.tile;
   v.run = [t, fault](const AttnParams& p, RunContext& ctx) { cpu_fa2_forward(p, t, ctx, fault); };
   return v;
