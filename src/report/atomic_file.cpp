@@ -22,8 +22,10 @@ std::string dir_of(const std::string& path) {
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& content) {
+  // fmt::format rather than "." + std::string: GCC 12 flags the latter with a -Wrestrict
+  // false positive.
   std::string tmpl = (std::filesystem::path(dir_of(path)) /
-                      ("." + std::filesystem::path(path).filename().string() + ".tmpXXXXXX"))
+                      fmt::format(".{}.tmpXXXXXX", std::filesystem::path(path).filename().string()))
                          .string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0)
