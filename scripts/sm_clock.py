@@ -21,6 +21,23 @@ def throttle_reason(before, after, max_mhz=-1):
     return ""
 
 
+def _csv_clock(row, column):
+    return int(float(row.get(column) or -1))
+
+
+def max_clock_of(rows):
+    """The highest SM clock any fa-bench / torch_peers CSV row read, -1 if none did."""
+    return max([_csv_clock(r, c) for r in rows for c in ("clock_before_mhz", "clock_after_mhz")] or [-1])
+
+
+def row_throttled(row, max_mhz):
+    """Whether a CSV row counts as throttled: its reason says so, or its clock columns fail
+    throttle_reason against max_mhz (so rows timed before fa-bench checked the maximum are
+    judged the same way)."""
+    return row.get("reason", "").startswith("throttled") or bool(
+        throttle_reason(_csv_clock(row, "clock_before_mhz"), _csv_clock(row, "clock_after_mhz"), max_mhz))
+
+
 class SmClock:
     """Current SM clock of one GPU, found by PCI bus id ("00000000:19:00.0"), else index 0."""
 

@@ -22,7 +22,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sm_clock import THROTTLE_DROP, throttle_reason  # noqa: E402
+from sm_clock import THROTTLE_DROP, max_clock_of, row_throttled  # noqa: E402
 
 
 def series_of(row):
@@ -50,13 +50,9 @@ def main():
             continue
         with f:
             rows.extend(csv.DictReader(f))
-    clock = lambda r, c: int(float(r.get(c) or -1))
-    max_clock = args.max_clock_mhz or max(
-        [clock(r, c) for r in rows for c in ("clock_before_mhz", "clock_after_mhz")] or [-1])
-    is_throttled = lambda r: r.get("reason", "").startswith("throttled") or bool(
-        throttle_reason(clock(r, "clock_before_mhz"), clock(r, "clock_after_mhz"), max_clock))
+    max_clock = args.max_clock_mhz or max_clock_of(rows)
     cell = {}
-    throttled = set()  # (point, series) whose kept row is_throttled
+    throttled = set()  # (point, series) whose kept row is row_throttled
     status = {}
     keys = set()
     names = []
@@ -73,7 +69,7 @@ def main():
             if float(r["tflops"]) > cell.get((k, s), 0.0):
                 cell[(k, s)] = float(r["tflops"])
                 throttled.discard((k, s))
-                if is_throttled(r):
+                if row_throttled(r, max_clock):
                     throttled.add((k, s))
         else:
             status.setdefault((k, s), r["status"])

@@ -15,8 +15,9 @@ b=${2:?B_BIN_DIR}
 out=${3:?OUT_DIR}
 mkdir -p "$out"
 backend=${BACKEND:-cuda}
-if [ -n "${CHECK_KERNELS-fa1.*}" ]; then
-  timeout -s INT -k 5 "${T_CHECK:-90}" "$b/fa-check" --backend "$backend" --kernels "${CHECK_KERNELS-fa1.*}" \
+check=${CHECK_KERNELS-fa1.*}  # set but empty: no check
+if [ -n "$check" ]; then
+  timeout -s INT -k 5 "${T_CHECK:-90}" "$b/fa-check" --backend "$backend" --kernels "$check" \
     --json "$out/check.json" --csv "$out/check.csv" > "$out/check.md" 2> "$out/check.err"
   echo "check exit $?: $(tail -1 "$out/check.md")"
 fi
