@@ -152,20 +152,30 @@ __global__ void __launch_bounds__(Warps * 32) fa1_fwd_kernel(const AttnParams p)
                                                   p.q_row_stride, sq - i * BlockM, tid);
   };
   // kPrefetchO: O_i, m_i, l_i into shared memory (rows >= seqlen_q read as 0; never stored).
+  // Each thread copies one 16-byte column of chunks, every kORowStep-th row: a trip count
+  // known at compile time and a swizzle that is the same on every row it copies
+  // (o_slot depends on the row only through r & 3, and kORowStep is a multiple of 4).
+  constexpr int kOChunksPerRow = HeadDim / 4;
+  constexpr int kORowStep = T::kThreads / kOChunksPerRow;
+  static_assert(T::kThreads % kOChunksPerRow == 0 && BlockM % kORowStep == 0 && kORowStep % 4 == 0,
+                "the O_i copy gives each thread whole rows' chunks");
+  const int o_row0 = tid / kOChunksPerRow, o_col = (tid % kOChunksPerRow) * 4;
   auto load_o = [&](int i) {
-    constexpr int kChunks = BlockM * HeadDim / 4;  // 16-byte chunks
-    const float* src = wO + int64_t(i) * BlockM * HeadDim;
+    const float* src = wO + (int64_t(i) * BlockM + o_row0) * HeadDim + o_col;
+    const int rows_left = sq - i * BlockM - o_row0;  // this thread's rows below it are valid
 #pragma unroll
-    for (int c = tid; c < kChunks; c += T::kThreads) {
-      const int r = c / (HeadDim / 4), col = (c % (HeadDim / 4)) * 4;
-      const bool valid = i * BlockM + r < sq;
-      cp_async_16(smem_addr(sO + o_slot<HeadDim>(r, col)), valid ? src + c * 4 : wO, valid);
+    for (int k = 0; k < BlockM / kORowStep; ++k) {
+      const bool valid = k * kORowStep < rows_left;
+      cp_async_16(smem_addr(sO + o_slot<HeadDim>(o_row0 + k * kORowStep, o_col)),
+                  valid ? src + k * kORowStep * HeadDim : wO, valid);
     }
-    for (int c = tid; c < 2 * BlockM; c += T::kThreads) {
-      const int r = c % BlockM;
+    // m_i then l_i: one 4-byte copy per thread (every tile has 2 * BlockM <= threads).
+    static_assert(2 * BlockM <= T::kThreads, "one m_i or l_i element per thread");
+    if (tid < 2 * BlockM) {
+      const int r = tid % BlockM;
       const bool valid = i * BlockM + r < sq;
-      const float* stat = (c < BlockM ? wM : wL) + i * BlockM + r;
-      cp_async_4(smem_addr(sML + c), valid ? stat : wM, valid);
+      const float* stat = (tid < BlockM ? wM : wL) + i * BlockM + r;
+      cp_async_4(smem_addr(sML + tid), valid ? stat : wM, valid);
     }
   };
   // This split's first Q block that sees key j*BlockN (causal: rows before the
