@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""scripts/tables.py on hand-made CSVs: the memory table puts each family's MiB and ms on
+its seqlen's line, shows a status where a row is not ok, stars a throttled row; the traffic
+table prints GB and leaves unread counters empty; a missing file exits 2.
+Exit 0 on success, 1 with what differed."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIELDS = ["kernel", "family", "seqlen_q", "status", "reason", "median_ms", "tflops", "peak_extra_bytes",
+          "traffic_model_read_bytes", "traffic_model_write_bytes", "traffic_measured_read_bytes",
+          "traffic_measured_write_bytes", "l2_hit_rate", "clock_before_mhz", "clock_after_mhz"]
+ROWS = [
+    ["standard", "standard", "512", "ok", "", "0.5", "10", str(96 * 2**20), "4698000000", "4433000000",
+     "4698000000", "4432000000", "51.25", "1980", "1980"],
+    ["fa2.x", "fa2", "512", "ok", "", "0.25", "20", "0", "2282000000", "138000000", "-1", "-1", "-1",
+     "1980", "1700"],
+    ["standard", "standard", "1024", "oom", "needs 512 GiB", "0", "0", "0", "0", "0", "-1", "-1", "-1",
+     "-1", "-1"],
+    ["fa2.x", "fa2", "1024", "ok", "", "1.0", "20", "0", "1", "1", "-1", "-1", "-1", "1980", "1980"],
+]
+EXPECT = {
+    "memory": ["| seqlen | standard MiB | standard ms | fa2 MiB | fa2 ms |",
+               "| 512 | 96.0 | 0.500 | 0.0 | 0.250* |",
+               "| 1024 | oom |  | 0.0 | 1.000 |"],
+    "traffic": ["| standard | 0.500 | 10.0 | 4.698 | 4.433 | 4.698 | 4.432 | 51.2 | 100663296 |",
+                "| fa2.x | 0.250* | 20.0 | 2.282 | 0.138 |  |  |  | 0 |",
+                "| standard | oom |"],
+}
+
+
+def run(*args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tables.py"), *args],
+                          capture_output=True, text=True)
+
+
+def main():
+    problems = []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "x.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(FIELDS)
+            w.writerows(ROWS)
+        for table, lines in EXPECT.items():
+            out = run(table, path)
+            if out.returncode != 0:
+                problems.append(f"{table}: exit {out.returncode}: {out.stderr}")
+            got = out.stdout.splitlines()
+            for want in lines:
+                if not any(line.startswith(want) for line in got):
+                    problems.append(f"{table}: missing line: {want}\n--- output:\n{out.stdout}")
+        missing = run("memory", os.path.join(d, "none.csv"))
+        if missing.returncode != 2:
+            problems.append(f"missing file: exit {missing.returncode}, want 2")
+    if problems:
+        print("\n".join(problems))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
