@@ -109,27 +109,28 @@ struct Fa3Kernel {
     // of tiles per group, because the static round-robin balances only where tile
     // lengths fall along the list, and a group restarts them (docs/PERF_NOTES.md S2-2).
     //
-    // Short causal problems (at most 8 m_blocks per head, i.e. seqlen_q <= 1024 at
-    // BlockM 128) instead list each head's tiles together, longest first: group_bh = 1
-    // in tile_at. A round then runs grid / num_m_blocks whole heads, whose K/V come
-    // from HBM once, read by their tiles at the same time; the grouped order ran
-    // m_block-major over >= 4 rounds of heads (132 heads at hd256 seqlen 512, 66 MB of
-    // K/V against a 60 MB L2) and read ~1.6x cuDNN's DRAM bytes there (ncu,
-    // PERF_NOTES S5-3). Balance: when 2 * grid is a multiple of num_m_blocks, the
-    // snake gives every block m_block m in an even round and num_m_blocks - 1 - m in
-    // the next, so each pair of rounds carries the same work on every block.
+    // Except for short causal problems whose grouped order would overflow the L2:
+    // where the 4-round minimum asks for a group whose K/V exceed the whole L2 (hd256
+    // at seqlen 512: 132 heads, 66 MB, against 60 MB; ncu read 1.6x cuDNN's DRAM bytes),
+    // and a head has at most 8 m_blocks, each head's tiles are listed together, longest
+    // first (group_bh = 1 in tile_at). A round then runs grid / num_m_blocks whole
+    // heads, each head's K/V read from HBM once by its tiles at the same time. Balance:
+    // when 2 * grid is a multiple of num_m_blocks, the snake gives every block m_block m
+    // in an even round and num_m_blocks - 1 - m in the next, so each pair of rounds
+    // carries the same work on every block. Where the group fits in the L2 (hd64, hd128)
+    // the same order measured 1-4 % slower than the grouped one: its tail mixes long
+    // and short tiles (docs/PERF_NOTES.md S5-3).
     const int64_t bh_count = int64_t(p.heads) * p.batch;
     int64_t group = bh_count;
-    const bool short_causal = a.num_m_blocks <= 8 && (2 * grid) % a.num_m_blocks == 0;
-    if (p.causal && short_causal) {
-      group = 1;
-    } else if (p.causal && int64_t(grid) < 3 * bh_count) {
+    if (p.causal && int64_t(grid) < 3 * bh_count) {
       int l2_bytes = 0;
       if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
       const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * HeadDim * 2 * 2 / p.kv_group();
       const int64_t by_l2 = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
       const int64_t by_rounds = (4 * int64_t(grid) + a.num_m_blocks - 1) / a.num_m_blocks;
       group = by_l2 > by_rounds ? by_l2 : by_rounds;
+      const bool overflows_l2 = by_rounds > 2 * by_l2;
+      if (overflows_l2 && a.num_m_blocks <= 8 && (2 * grid) % a.num_m_blocks == 0) group = 1;
     }
     a.group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
 
