@@ -398,8 +398,37 @@ struct Fa3Fwd {
     }
   }
 
+  // A quad's 4x4 transpose of 4-byte pieces: on entry lane t holds piece t (columns
+  // 2t, 2t+1) of the row's 16-byte chunks 0..3 (v[k] = chunk k); on return it holds the
+  // four pieces of chunk t, ready for one 16-byte store. Two butterfly steps (lanes t^2,
+  // then t^1), each swapping the half whose chunk bit differs from the lane's.
+  static __device__ __forceinline__ uint4 quad_transpose(const uint32_t (&v)[4], int t) {
+    const bool b1 = t & 2, b0 = t & 1;
+    uint32_t a[2][2];  // a[j][s1]: chunk 2*b1 + j, piece of lane (s1, b0)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const uint32_t keep = b1 ? v[2 + j] : v[j];
+      const uint32_t got = __shfl_xor_sync(0xffffffffu, b1 ? v[j] : v[2 + j], 2);
+      a[j][0] = b1 ? got : keep;
+      a[j][1] = b1 ? keep : got;
+    }
+    uint32_t w[4];  // w[s]: chunk t, piece of lane s
+#pragma unroll
+    for (int s1 = 0; s1 < 2; ++s1) {
+      const uint32_t keep = b0 ? a[1][s1] : a[0][s1];
+      const uint32_t got = __shfl_xor_sync(0xffffffffu, b0 ? a[0][s1] : a[1][s1], 1);
+      w[2 * s1] = b0 ? got : keep;
+      w[2 * s1 + 1] = b0 ? keep : got;
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+
   // O = O / l in the output dtype, LSE = m * scale + ln(l); a row that saw no
-  // key gets O = 0 and LSE = -inf. Rows past seqlen_q are not written.
+  // key gets O = 0 and LSE = -inf. Rows past seqlen_q are not written. O leaves in
+  // 16-byte stores, a quad's four lanes covering 64 contiguous bytes of a row: the
+  // 4-byte stores straight from the fragment (8 rows x 16 bytes per instruction)
+  // filled the store queue and held the registers they read (ncu: ~10 % of the
+  // samples at hd128 seqlen 512, PERF_NOTES S5-4).
   static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t) {
 #pragma unroll
@@ -407,13 +436,20 @@ struct Fa3Fwd {
       const int row = row0 + 8 * r;
       const float l = quad_sum(st.l[r]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      if (row >= a.seqlen_q) continue;
       Elem* out = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
                   tc.head * a.o_head_stride;
 #pragma unroll
-      for (int j = 0; j < HD / 8; ++j)
-        *reinterpret_cast<uint32_t*>(out + 8 * j + 2 * t) =
-            pack2<Elem>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      for (int q = 0; q < HD / 32; ++q) {
+        uint32_t v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int j = 4 * q + k;
+          v[k] = pack2<Elem>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+        }
+        const uint4 w = quad_transpose(v, t);  // every lane: the shuffles need the whole warp
+        if (row < a.seqlen_q) *reinterpret_cast<uint4*>(out + 32 * q + 8 * t) = w;
+      }
+      if (row >= a.seqlen_q) continue;
       if (t == 0)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
             l > 0.f ? st.m[r] * a.softmax_scale + logf(l) : -INFINITY;
