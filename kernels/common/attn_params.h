@@ -5,6 +5,10 @@
 // K/V [batch, seqlen_k, heads_kv, head_dim], O like Q, all with head_dim
 // contiguous (stride 1). LSE is float32 [batch, heads, seqlen_q], natural log.
 // Strides are in elements, so a kernel can take views of larger tensors.
+//
+// The backward pass uses the same struct: Q, K, V, O and LSE are its inputs (O
+// and LSE as a forward left them), with dO (like O); it writes dQ (like Q) and
+// dK, dV (like K and V: a KV head's gradient sums over its query heads).
 #pragma once
 #include <cstdint>
 
@@ -37,6 +41,20 @@ struct AttnParams {
   void* workspace = nullptr;       // kernel-owned scratch (fa1's m and l, standard's S/P)
   int64_t workspace_bytes = 0;
 
+  // Backward pass only (null in a forward launch). Last in the struct, so the
+  // forward kernels' parameter offsets (and their SASS) are those of before.
+  const void* dout = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  int64_t do_batch_stride = 0, do_row_stride = 0, do_head_stride = 0;
+  int64_t dq_batch_stride = 0, dq_row_stride = 0, dq_head_stride = 0;
+  int64_t dk_batch_stride = 0, dk_row_stride = 0, dk_head_stride = 0;
+  int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
+  // dQ accumulated in a fixed order, so two runs give identical bits (a kernel
+  // whose fast path adds partial dQ with atomics offers this at some cost).
+  bool deterministic = false;
+
   // For head h of Q the K/V head is h / (heads / heads_kv) (GQA / MQA).
   int kv_group() const { return heads / heads_kv; }
 };
@@ -55,6 +73,19 @@ inline void set_contiguous_strides(AttnParams& p) {
   p.v_head_stride = p.k_head_stride;
   p.v_row_stride = p.k_row_stride;
   p.v_batch_stride = p.k_batch_stride;
+  // Gradients share their tensor's layout.
+  p.do_head_stride = p.o_head_stride;
+  p.do_row_stride = p.o_row_stride;
+  p.do_batch_stride = p.o_batch_stride;
+  p.dq_head_stride = p.q_head_stride;
+  p.dq_row_stride = p.q_row_stride;
+  p.dq_batch_stride = p.q_batch_stride;
+  p.dk_head_stride = p.k_head_stride;
+  p.dk_row_stride = p.k_row_stride;
+  p.dk_batch_stride = p.k_batch_stride;
+  p.dv_head_stride = p.v_head_stride;
+  p.dv_row_stride = p.v_row_stride;
+  p.dv_batch_stride = p.v_batch_stride;
 }
 
 }  // namespace fa

@@ -11,6 +11,7 @@ namespace fa {
 
 struct GpuKernelEntry {
   const char* family;  // "standard", "fa1", "fa2", "fa3"
+  const char* pass;    // "fwd" or "bwd": which pass launch() runs
   ElemType dtype;
   int head_dim;        // 0: any head_dim the kernel accepts at run time
   int block_m, block_n, warps, stages;
@@ -18,7 +19,7 @@ struct GpuKernelEntry {
   int64_t (*workspace_bytes)(const AttnParams& p);
   // nullptr if the kernel can run p, else a static string saying why not.
   const char* (*unsupported)(const AttnParams& p);
-  // Enqueue the forward on `stream` (a cudaStream_t). Returns a cudaError_t as int
+  // Enqueue the pass on `stream` (a cudaStream_t). Returns a cudaError_t as int
   // (0 = launched). Must not synchronise.
   int (*launch)(const AttnParams& p, void* stream);
 };

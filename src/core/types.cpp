@@ -24,6 +24,14 @@ std::string_view to_string(Family f) {
   return "?";
 }
 std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(Pass p) {
+  switch (p) {
+    case Pass::fwd: return "fwd";
+    case Pass::bwd: return "bwd";
+    case Pass::fwd_bwd: return "fwd+bwd";
+  }
+  return "?";
+}
 
 std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
@@ -39,6 +47,11 @@ std::optional<Family> parse_family(std::string_view s) {
 std::optional<Backend> parse_backend(std::string_view s) {
   if (s == "cpu") return Backend::cpu;
   if (s == "cuda" || s == "gpu") return Backend::cuda;
+  return std::nullopt;
+}
+std::optional<Pass> parse_pass(std::string_view s) {
+  for (Pass p : {Pass::fwd, Pass::bwd, Pass::fwd_bwd})
+    if (s == to_string(p)) return p;
   return std::nullopt;
 }
 int dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }

@@ -14,13 +14,19 @@ namespace fa {
 enum class DType { f16, bf16, f32 };
 enum class Family { standard, fa1, fa2, fa3, cudnn };
 enum class Backend { cpu, cuda };
+// Which pass a row measures: the forward, the backward (dQ, dK, dV from dO, with
+// the forward's O and LSE as inputs), or both timed together. A kernel variant
+// implements fwd or bwd; a fwd_bwd row runs a bwd variant after its forward.
+enum class Pass { fwd, bwd, fwd_bwd };
 
 std::string_view to_string(DType);
 std::string_view to_string(Family);
 std::string_view to_string(Backend);
+std::string_view to_string(Pass);  // "fwd", "bwd", "fwd+bwd"
 std::optional<DType> parse_dtype(std::string_view);    // "bf16", "fp16"/"f16", "fp32"/"f32"
 std::optional<Family> parse_family(std::string_view);
 std::optional<Backend> parse_backend(std::string_view);
+std::optional<Pass> parse_pass(std::string_view);
 int dtype_bytes(DType);
 ElemType elem_type(DType);
 DType dtype_of(ElemType);  // the inverse of elem_type

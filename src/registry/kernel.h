@@ -23,6 +23,7 @@ struct KernelVariant {
   std::string name;  // "fa2.bf16.hd128.128x64.w4.s2", "cpu.fa2.64x64"
   Family family = Family::fa2;
   Backend backend = Backend::cpu;
+  Pass pass = Pass::fwd;  // fwd or bwd: what run() computes
   Tile tile;
   bool default_tile = false;  // chosen by `--block auto` for its family/back end/dtype/head_dim
   std::vector<DType> dtypes;  // empty: any

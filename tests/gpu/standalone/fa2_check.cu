@@ -307,6 +307,8 @@ bool in_list(const std::string& list, const std::string& item) {
   return false;
 }
 
+bool is_forward(const GpuKernelEntry& e) { return std::strcmp(e.pass, "fwd") == 0; }
+
 int run_checks(const std::string& families, const std::string& hds, uint64_t seed) {
   const auto& entries = fa::gpu_kernel_entries();
   std::vector<std::tuple<int, int, int, int, int>> dims = {
@@ -325,7 +327,7 @@ int run_checks(const std::string& families, const std::string& hds, uint64_t see
           Shape s{b, h, hkv, sq, sk, d, causal, dt, variant == 2 ? 8.f : 1.f};
           std::vector<const GpuKernelEntry*> todo;
           for (const auto& e : entries)
-            if (runs(e, s) && in_list(families, e.family)) todo.push_back(&e);
+            if (is_forward(e) && runs(e, s) && in_list(families, e.family)) todo.push_back(&e);
           if (todo.empty()) continue;
           const uint64_t shape_seed = seed ^ (uint64_t(sq) << 20) ^ (uint64_t(sk) << 40) ^ d ^ causal;
           std::printf("b%d h%d/%d q%d k%d d%d %s%s%s seed=%llu\n", b, h, hkv, sq, sk, d,
@@ -397,7 +399,7 @@ int run_timing(const std::string& families, const std::string& hds, const std::s
         Buffers B(s, seed + n + d);
         const double flops = 4.0 * s.batch * s.heads * double(n) * n * d / (causal ? 2 : 1);
         for (const auto& e : fa::gpu_kernel_entries()) {
-          if (!runs(e, s) || !in_list(families, e.family)) continue;
+          if (!is_forward(e) || !runs(e, s) || !in_list(families, e.family)) continue;
           AttnParams p = B.params(e);
           if (e.unsupported(p)) continue;
           Timing t = time_entry(e, B, flush, flush_bytes);

@@ -485,7 +485,7 @@ int main(int argc, char** argv) {
   if (seed == 0) seed = std::random_device{}() | 1;
   std::vector<const fa::GpuKernelEntry*> entries;
   for (const auto& e : fa::gpu_kernel_entries())
-    if (std::string(e.family) == "fa3" && entry_name(e).find(filter) != std::string::npos) entries.push_back(&e);
+    if (std::string(e.family) == "fa3" && std::string(e.pass) == "fwd" && entry_name(e).find(filter) != std::string::npos) entries.push_back(&e);
   if (entries.empty()) {
     std::printf("fa3_check: no fa3 instantiation in this build (filter '%s'), skipped\n", filter.c_str());
     return 77;
