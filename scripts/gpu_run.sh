@@ -1,32 +1,50 @@
 #!/usr/bin/env bash
-# One device call that checks, then times, everything the GPU issues ask for.
-# Run on the H200 machine from the repository root:
-#   scripts/h200_run.sh BIN_DIR OUT_DIR
-# BIN_DIR holds fa-bench and fa-check built here (sm_90a). Every log, JSON and
-# CSV goes to OUT_DIR/run and is re-packed into OUT_DIR/run.tar.gz after each
-# step (the device tool returns <= 8 files, and a step cut off by its time
-# limit still leaves the earlier ones). Each step has a time limit (seconds,
-# overridable: T_SWEEP, T_TORCH, T_CHECK, T_MEMORY, T_GPT2) so one slow step
-# cannot starve the rest; the sweeps' files hold every finished row when cut.
-# STEPS picks steps (default: all, in this order): sweep torch check memory gpt2
-# interrupt -- so the run can be split over two device calls.
+# One run on a GPU machine that checks, then times: the paper-fwd sweep, the
+# PyTorch SDPA peers on the same points, fa-check on every cuda kernel, the
+# memory sweep up to `oom`, GPT-2 medium with DRAM counters, and a SIGINT check.
+# From the repository root:
+#   scripts/gpu_run.sh BIN_DIR OUT_DIR
+# BIN_DIR holds fa-bench and fa-check (built there or on another machine:
+# docs/DEVICE_RUN.md). Every log, JSON and CSV goes to OUT_DIR/run; after each
+# step the folder is also packed into OUT_DIR/run.tar.gz (ARCHIVE=0: not), one
+# file to copy back that holds every finished step even if a later one is cut.
+# Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_CHECK, T_MEMORY,
+# T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the sweeps'
+# files hold every finished row when cut. STEPS picks steps (default: all, in
+# this order): sweep torch check memory gpt2 interrupt.
+# cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
+# copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
+# torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
 set -uo pipefail
 BIN=$1
 OUT=$2
 R=$OUT/run
 mkdir -p "$R"
-# The same cuDNN (9.19) PyTorch uses, so the cudnn peer and torch.cudnn compare like for like.
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+if [ -z "${CUDNN_LIB_DIR+set}" ]; then
+  CUDNN_LIB_DIR=$(python3 -c 'import os, nvidia.cudnn; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) ||
+    CUDNN_LIB_DIR=
+fi
+if [ -n "$CUDNN_LIB_DIR" ]; then
+  export LD_LIBRARY_PATH=$CUDNN_LIB_DIR:${LD_LIBRARY_PATH:-}
+fi
 export PYTHONUNBUFFERED=1
 STEPS=" ${STEPS:-sweep torch check memory gpt2 interrupt} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$R/steps.log" >&2; }
-pack() { echo "   $1 exit $2" | tee -a "$R/steps.log" >&2; tar -czf "$OUT/run.tar.gz" -C "$OUT" run; }
+pack() {
+  echo "   $1 exit $2" | tee -a "$R/steps.log" >&2
+  [ "${ARCHIVE:-1}" = 0 ] || tar -czf "$OUT/run.tar.gz" -C "$OUT" run
+}
 
 step "device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv > "$R/gpu.csv" 2>&1
 "$BIN/fa-bench" --version > "$R/version.txt" 2>&1
+if [ -n "$CUDNN_LIB_DIR" ]; then
+  echo "   cuDNN first on LD_LIBRARY_PATH: $(ls "$CUDNN_LIB_DIR"/libcudnn.so.*.* 2>/dev/null | head -1)"
+else
+  echo "   cuDNN: the system loader's choice"
+fi | tee -a "$R/steps.log" >&2
 pack device 0
 
 if want sweep; then
