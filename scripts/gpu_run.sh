@@ -101,5 +101,7 @@ fi
 
 echo
 tail -4 "$R/check.md" 2>/dev/null
-[[ -f "$R/paper-fwd.csv" ]] && python3 scripts/summarize.py "$R/paper-fwd.csv" "$R/torch-paper-fwd.csv" \
-  --ratio fa2/torch.flash --ratio fa3/cudnn --ratio cudnn/torch.cudnn --ratio fa1/fa2
+if [[ -f "$R/paper-fwd.csv" ]]; then
+  python3 scripts/summarize.py "$R/paper-fwd.csv" "$R/torch-paper-fwd.csv" \
+    --ratio fa2/torch.flash --ratio fa3/cudnn --ratio cudnn/torch.cudnn --ratio fa1/fa2
+fi
