@@ -11,7 +11,7 @@ In every tracked Markdown file, outside fenced code blocks:
     with `<`, `*`, `{` or `$` are patterns, and skipped.
 In every tracked text file, a name cited after "PERF_NOTES" (`PERF_NOTES fa3-foo`,
 `docs/PERF_NOTES.md, fa1-bar`) must be an entry (a `###` heading) of docs/PERF_NOTES.md,
-and no entry may be cited by a number (`PERF_NOTES S3-4`).
+and no entry may be cited by a number (`PERF_NOTES A2-1`).
 Prints one line per broken reference (file:line: what) and exits 1 if there is any, else 0.
 """
 import os
@@ -23,7 +23,7 @@ TOP_DIRS = ("docs", "results", "scripts", "configs", "kernels", "src", "tests", 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 PATH = re.compile(r"(?<![\w./-])((?:%s)/[\w./<>*{}$-]*[\w/])" % "|".join(TOP_DIRS))
 ENTRY = re.compile(r"\b(?:fa1|fa2|fa3|standard|cudnn|measure|full-run)-[a-z0-9]+(?:-[a-z0-9]+)*\b")
-NUMBERED = re.compile(r"\b[A-Z][0-9]+-[0-9]+\b")  # an old-style citation such as "S3-4"
+NUMBERED = re.compile(r"\b[A-Z][0-9]+-[0-9]+\b")  # a citation by number, such as "A2-1"
 CITE_SPAN = 90  # characters after "PERF_NOTES" searched for entry names
 TEXT_EXT = (".md", ".cuh", ".cu", ".h", ".cpp", ".cmake", ".txt", ".py", ".sh", ".json")
 # This checker and its test name made-up entries on purpose.

@@ -17,14 +17,14 @@ FILES = {
                   "Also docs/PERF_NOTES.md and results/old/run.json, and results/<device>/ as a pattern.\n"
                   "```\nresults/in/a/code/block.json [x](nowhere.md)\n```\n"),
     "src/k.cuh": ("// measured (PERF_NOTES fa3-kept-entry); see also PERF_NOTES fa3-missing-entry\n"
-                  "// and docs/PERF_NOTES.md S3-4\n"),
+                  "// and docs/PERF_NOTES.md A2-1\n"),
 }
 EXPECT = {
     "docs/A.md:1: link to PERF_NOTES.md#fa3-gone-entry: no heading with that anchor in docs/PERF_NOTES.md",
     "docs/A.md:1: link to MISSING.md: no such tracked file or folder",
     "docs/A.md:2: results/old/run.json: no such tracked file or folder",
     "src/k.cuh:1: PERF_NOTES entry 'fa3-missing-entry' does not exist",
-    "src/k.cuh:2: PERF_NOTES cited by number 'S3-4', not by entry name",
+    "src/k.cuh:2: PERF_NOTES cited by number 'A2-1', not by entry name",
 }
 
 
