@@ -41,7 +41,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   --format=csv > "$R/gpu.csv" 2>&1
 "$BIN/fa-bench" --version > "$R/version.txt" 2>&1
 if [ -n "$CUDNN_LIB_DIR" ]; then
-  echo "   cuDNN first on LD_LIBRARY_PATH: $(ls "$CUDNN_LIB_DIR"/libcudnn.so.*.* 2>/dev/null | head -1)"
+  echo "   cuDNN first on LD_LIBRARY_PATH: $CUDNN_LIB_DIR ($(cd "$CUDNN_LIB_DIR" 2>/dev/null && ls libcudnn.so* | tr '\n' ' '))"
 else
   echo "   cuDNN: the system loader's choice"
 fi | tee -a "$R/steps.log" >&2
