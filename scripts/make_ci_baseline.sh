@@ -1,5 +1,5 @@
 #!/bin/sh
-# Records results/ci/smoke-baseline.json: the CPU smoke sweep at a fixed seed.
+# Records tests/data/ci/smoke-baseline.json: the CPU smoke sweep at a fixed seed.
 # The ctest test `ci_gate_smoke` reruns the same sweep and compares it with
 # `fa-bench compare --deterministic` (status, errors, modelled bytes; never
 # timings, which differ between machines). Rerun this after a change that
@@ -11,10 +11,10 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 seed=20251130  # tests/CMakeLists.txt passes the same seed to the ci_gate_smoke sweep
-mkdir -p "$here/results/ci"
+mkdir -p "$here/tests/data/ci"
 # Short timing budget: the gate does not look at timings, and the smoke points
 # stay the same. Threads 1: the numbers are the same at any thread count (every
 # CPU kernel and the reference reduce each row in a fixed order), 1 is simply the
 # most portable choice.
 "$here/$build/fa-bench" sweep --config "$here/configs/smoke.json" --backend cpu --seed "$seed" \
-  --threads 1 --max-seconds 0.02 --json "$here/results/ci/smoke-baseline.json"
+  --threads 1 --max-seconds 0.02 --json "$here/tests/data/ci/smoke-baseline.json"

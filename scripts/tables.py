@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory and traffic tables of results/*/README.md, from fa-bench sweep CSVs.
+"""The memory and traffic tables of a results folder's summary.md, from fa-bench sweep CSVs.
 
     python3 scripts/tables.py memory out/memory.csv   # per seqlen: each family's peak MiB, ms
     python3 scripts/tables.py traffic out/gpt2.csv    # per kernel: ms, TFLOP/s, model vs DRAM bytes

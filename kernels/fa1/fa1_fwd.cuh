@@ -49,7 +49,7 @@
 #include "common/softmax.cuh"
 #include "common/warp_mma.cuh"
 
-// FA1_PREFETCH_O=0 turns the O_i prefetch off (an ablation switch; see PERF_NOTES).
+// FA1_PREFETCH_O=0 turns the O_i prefetch off (an ablation switch; PERF_NOTES fa1-o-prefetch).
 #ifndef FA1_PREFETCH_O
 #define FA1_PREFETCH_O 1
 #endif

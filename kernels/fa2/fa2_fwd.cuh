@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(Warps * 32)
   // Q blocks vary fastest: CTAs running together share one head's K/V, which then
   // stays in L2 (with batch*heads fastest, K/V of ~all resident heads streamed from
   // HBM for every Q block; changing this, with ex2.approx, gained 10-17% at hd128
-  // non-causal: docs/PERF_NOTES.md). Reversed, so under a causal mask each head's
+  // non-causal: docs/PERF_NOTES.md fa2-grid-order). Reversed, so under a causal mask each head's
   // longest rows start first and the tail ends short.
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int bh = blockIdx.y;

@@ -58,7 +58,7 @@ struct Config {
   static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
 
   // A tile's last P V issued with the next tile's first Q K^T (fa3_kernel.cuh).
-  // Measured on the H200 (PERF_NOTES S3-4): +0-9 % with two consumer warpgroups
+  // Measured on the H200 (PERF_NOTES fa3-cross-tile-pipeline): +0-9 % with two consumer warpgroups
   // (hd128, hd256), -5 % with three (hd64 192x128, 160 registers each), so off there.
   static constexpr bool kCrossTile = kConsumerWGs == 2;
 

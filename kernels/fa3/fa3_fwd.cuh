@@ -95,7 +95,7 @@ struct Fa3Kernel {
       return int(err);
     // Persistent: at most one block per SM, each walking tiles (tile_index). Built
     // with -DFA3_PERSISTENT=0 for the ablation: one block per tile, the hardware
-    // scheduler starting each as an SM frees up (docs/PERF_NOTES.md S2-3).
+    // scheduler starting each as an SM frees up (docs/PERF_NOTES.md fa3-persistent-grid).
 #ifndef FA3_PERSISTENT
 #define FA3_PERSISTENT 1
 #endif
@@ -107,7 +107,7 @@ struct Fa3Kernel {
     // seqlen 4096: 2 per head, 0.87x cuDNN) heads are grouped: enough for their K and
     // V (shared by kv_group() query heads) to fill half the L2, and at least 4 rounds
     // of tiles per group, because the static round-robin balances only where tile
-    // lengths fall along the list, and a group restarts them (docs/PERF_NOTES.md S2-2).
+    // lengths fall along the list, and a group restarts them (docs/PERF_NOTES.md fa3-causal-l2-groups).
     //
     // Except for short causal problems whose grouped order would overflow the L2:
     // where the 4-round minimum asks for a group whose K/V exceed the whole L2 (hd256
@@ -119,7 +119,7 @@ struct Fa3Kernel {
     // in an even round and num_m_blocks - 1 - m in the next, so each pair of rounds
     // carries the same work on every block. Where the group fits in the L2 (hd64, hd128)
     // the same order measured 1-4 % slower than the grouped one: its tail mixes long
-    // and short tiles (docs/PERF_NOTES.md S5-3).
+    // and short tiles (docs/PERF_NOTES.md fa3-short-causal-order).
     const int64_t bh_count = int64_t(p.heads) * p.batch;
     int64_t group = bh_count;
     if (p.causal && int64_t(grid) < 3 * bh_count) {

@@ -195,7 +195,7 @@ struct Fa3Fwd {
   // apart from consumer_cross_tile (they share only run_blocks, which compiles to
   // the same SASS as before): written as one function, the 3-warpgroup hd64 build
   // lost uniform registers in the block loop (+44 instructions per block, -5 % on
-  // the H200; PERF_NOTES S3-4).
+  // the H200; PERF_NOTES fa3-cross-tile-pipeline).
   static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Cfg>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -428,7 +428,7 @@ struct Fa3Fwd {
   // 16-byte stores, a quad's four lanes covering 64 contiguous bytes of a row: the
   // 4-byte stores straight from the fragment (8 rows x 16 bytes per instruction)
   // filled the store queue and held the registers they read (ncu: ~10 % of the
-  // samples at hd128 seqlen 512, PERF_NOTES S5-4).
+  // samples at hd128 seqlen 512, PERF_NOTES fa3-16-byte-o-stores).
   static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t) {
 #pragma unroll

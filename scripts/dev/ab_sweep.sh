@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of two fa-bench builds in one device call: fa-check on the new build's variants,
+# A/B of two fa-bench builds in one run: fa-check on the new build's variants,
 # then the same sweep with each build, alternating A B A B, so clock and heat drift
 # fall on both alike. Prints per point both runs of each side and mean(B)/mean(A).
 #   scripts/dev/ab_sweep.sh A_BIN_DIR B_BIN_DIR OUT_DIR
@@ -21,15 +21,15 @@ if [ -n "$check" ]; then
     --json "$out/check.json" --csv "$out/check.csv" > "$out/check.md" 2> "$out/check.err"
   echo "check exit $?: $(tail -1 "$out/check.md")"
 fi
-for round in 1 2; do
+for pass in 1 2; do
   for side in a b; do
     bin=$a; [ "$side" = b ] && bin=$b
     # shellcheck disable=SC2086  # EXTRA is a list of flags
     timeout -s INT -k 5 "${T_RUN:-100}" "$bin/fa-bench" sweep --config "${CONFIG:-configs/paper-fwd.json}" \
       --backend "$backend" --seqlen "${SEQLEN:-2048:16384:x2}" --kernels "${KERNELS:-fa1}" \
       --max-seconds 0.2 --min-samples 10 --max-check-rows 256 ${EXTRA:-} \
-      --json "$out/$side.$round.json" --csv "$out/$side.$round.csv" > "$out/$side.$round.md" 2> "$out/$side.$round.err"
-    echo "$side.$round exit $?"
+      --json "$out/$side.$pass.json" --csv "$out/$side.$pass.csv" > "$out/$side.$pass.md" 2> "$out/$side.$pass.err"
+    echo "$side.$pass exit $?"
   done
 done
 python3 "$here/ab_table.py" "$out" | tee "$out/ab.md"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Our cudnn entry vs PyTorch's SDPA cuDNN back end, same shapes, same GPU, one
-# call: correctness + timings of ours (tests/gpu/standalone/cudnn_check), then
+# run: correctness + timings of ours (tests/gpu/standalone/cudnn_check), then
 # torch's, then the ratio table (exit 1 if any ratio is under 0.95).
 #   scripts/dev/cudnn_vs_torch.sh BIN_DIR OUT_DIR
 # BIN_DIR holds a built cudnn_check; run it with the cuDNN torch loads

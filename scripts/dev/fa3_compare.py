@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Same-call comparison table: fa3_check timing logs against torch_cudnn_ref.py.
+"""Same-run comparison table: fa3_check timing logs against torch_cudnn_ref.py.
 
     fa3_compare.py cudnn.log label=time.log [label=time.log ...]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cuDNN's attention forward (through PyTorch SDPA) at the paper's forward shapes,
-timed the way tests/gpu/standalone/fa3_check.cu times fa3, for same-call ratios.
+timed the way tests/gpu/standalone/fa3_check.cu times fa3, for same-run ratios.
 
 batch * seqlen = 16384, heads = 2048 / head_dim, bf16, causal and not; L2 flushed
 by a memset of 2 x L2 before each sample; CUDA events; median of --samples.

@@ -17,7 +17,7 @@ namespace {
 
 
 // The tile `--block auto` picks per family and head_dim (both dtypes), measured
-// fastest on an H200 with the paper-fwd sweep (docs/PERF_NOTES.md, FA1/FA2/standard).
+// fastest on an H200 with the paper-fwd sweep (docs/PERF_NOTES.md, FA1 and FA2).
 // A (family, dtype, head_dim) group with no entry here defaults to the first tile
 // its instances.cmake lists, so a family states its default by order.
 struct PreferredTile {

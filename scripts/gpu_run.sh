@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# One run on a GPU machine that checks, then times: the paper-fwd sweep, the
+# PyTorch SDPA peers on the same points, fa-check on every cuda kernel, the
+# memory sweep up to `oom`, GPT-2 medium with DRAM counters, and a SIGINT check.
+# From the repository root:
+#   scripts/gpu_run.sh BIN_DIR OUT_DIR
+# BIN_DIR holds fa-bench and fa-check (built there or on another machine:
+# docs/DEVICE_RUN.md). Every log, JSON and CSV goes to OUT_DIR/run; after each
+# step the folder is also packed into OUT_DIR/run.tar.gz (ARCHIVE=0: not), one
+# file to copy back that holds every finished step even if a later one is cut.
+# Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_CHECK, T_MEMORY,
+# T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the sweeps'
+# files hold every finished row when cut. STEPS picks steps (default: all, in
+# this order): sweep torch check memory gpt2 interrupt.
+# cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
+# copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
+# torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
+set -uo pipefail
+BIN=$1
+OUT=$2
+R=$OUT/run
+mkdir -p "$R"
+if [ -z "${CUDNN_LIB_DIR+set}" ]; then
+  CUDNN_LIB_DIR=$(python3 -c 'import os, nvidia.cudnn; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) ||
+    CUDNN_LIB_DIR=
+fi
+if [ -n "$CUDNN_LIB_DIR" ]; then
+  export LD_LIBRARY_PATH=$CUDNN_LIB_DIR:${LD_LIBRARY_PATH:-}
+fi
+export PYTHONUNBUFFERED=1
+STEPS=" ${STEPS:-sweep torch check memory gpt2 interrupt} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
+step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$R/steps.log" >&2; }
+pack() {
+  echo "   $1 exit $2" | tee -a "$R/steps.log" >&2
+  [ "${ARCHIVE:-1}" = 0 ] || tar -czf "$OUT/run.tar.gz" -C "$OUT" run
+}
+
+step "device"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv > "$R/gpu.csv" 2>&1
+"$BIN/fa-bench" --version > "$R/version.txt" 2>&1
+if [ -n "$CUDNN_LIB_DIR" ]; then
+  echo "   cuDNN first on LD_LIBRARY_PATH: $CUDNN_LIB_DIR ($(cd "$CUDNN_LIB_DIR" 2>/dev/null && ls libcudnn.so* | tr '\n' ' '))"
+else
+  echo "   cuDNN: the system loader's choice"
+fi | tee -a "$R/steps.log" >&2
+pack device 0
+
+if want sweep; then
+step "paper-fwd sweep (bf16, batch*seqlen 16384, hidden 2048): validate then time"
+timeout -s INT -k 10 "${T_SWEEP:-170}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
+  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa1,fa2,fa3,cudnn,standard --max-seconds 0.2 --min-samples 10 \
+  --json "$R/paper-fwd.json" --csv "$R/paper-fwd.csv" > "$R/paper-fwd.md" 2> "$R/paper-fwd.err"
+pack paper-fwd $?
+fi
+
+if want torch; then
+step "PyTorch SDPA peers (flash, cudnn) on the same points"
+# Same seqlen axis as the sweep above: a config copy with it replaced.
+python3 -c "import json,sys; c=json.load(open('configs/paper-fwd.json')); c['seqlen']=sys.argv[1]; json.dump(c,open('$R/paper-fwd-points.json','w'))" \
+  "${PAPER_SEQLEN:-512:16384:x2}"
+timeout -s INT -k 10 "${T_TORCH:-50}" python3 scripts/torch_peers.py "$R/paper-fwd-points.json" \
+  --out "$R/torch-paper-fwd.csv" --backends flash,cudnn --max-seconds 0.2 > "$R/torch.log" 2>&1
+pack torch_peers $?
+fi
+
+if want check; then
+step "fa-check on every cuda kernel"
+timeout -s INT -k 10 "${T_CHECK:-120}" "$BIN/fa-check" --backend cuda --kernels cuda ${FA_CHECK_FLAGS:-} \
+  --json "$R/check.json" --csv "$R/check.csv" > "$R/check.md" 2> "$R/check.err"
+pack fa-check $?
+fi
+
+if want memory; then
+step "memory sweep (fp16, batch 1, 32 heads, hd128)"
+timeout -s INT -k 10 "${T_MEMORY:-150}" "$BIN/fa-bench" sweep --config configs/memory.json --backend cuda \
+  --seqlen "${MEMORY_SEQLEN:-512:65536:x2}" --kernels "${MEMORY_KERNELS:-standard,fa1,fa2,fa3,cudnn}" \
+  --max-seconds 0.1 --min-samples 3 --warmup 1 --max-check-rows 256 \
+  --json "$R/memory.json" --csv "$R/memory.csv" > "$R/memory.md" 2> "$R/memory.err"
+pack memory $?
+fi
+
+if want gpt2; then
+step "GPT-2 medium with DRAM counters"
+timeout -s INT -k 10 "${T_GPT2:-60}" "$BIN/fa-bench" sweep --config configs/paper-gpt2-medium.json --backend cuda \
+  --max-seconds 0.2 --max-check-rows 256 \
+  --json "$R/gpt2.json" --csv "$R/gpt2.csv" > "$R/gpt2.md" 2> "$R/gpt2.err"
+pack gpt2 $?
+fi
+
+if want interrupt; then
+step "SIGINT during a GPU sweep: files stay valid, run_status says interrupted"
+timeout -s INT -k 10 "${T_INTERRUPT:-8}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
+  --kernels fa2 --json "$R/interrupt.json" --csv "$R/interrupt.csv" > "$R/interrupt.md" 2> "$R/interrupt.err"
+rc=$?
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('   exit', sys.argv[2], 'run_status', d['metadata']['run_status'], 'rows', len(d['results']))" \
+  "$R/interrupt.json" "$rc" 2>&1 | tee -a "$R/steps.log"
+pack interrupt $rc
+fi
+
+echo
+tail -4 "$R/check.md" 2>/dev/null
+if [[ -f "$R/paper-fwd.csv" ]]; then
+  python3 scripts/summarize.py "$R/paper-fwd.csv" "$R/torch-paper-fwd.csv" \
+    --ratio fa2/torch.flash --ratio fa3/cudnn --ratio cudnn/torch.cudnn --ratio fa1/fa2
+fi
