@@ -262,7 +262,8 @@ def main():
                         for g in grads:
                             nonfinite += int((~torch.isfinite(g)).sum())
                         if grads:
-                            note = f" (dq max abs err {(grads[0][:, :, rows_idx].double() - dq_ref).abs().max().item():.3g})"
+                            dq_err = (grads[0][:, :, rows_idx].double() - dq_ref).abs().max().item()
+                            note = f" (dq max abs err {dq_err:.3g})"
                         row.update(o_max_abs=err.max().item(), nonfinite=nonfinite,
                                    rows_checked=len(rows_idx), sampled="true" if len(rows_idx) < nq else "false",
                                    peak_extra_bytes=max(int(peak), 0))
@@ -287,8 +288,8 @@ def main():
                 write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
                 tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
                 label = "" if pass_ == "fwd" else f" {pass_}"
-                print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}{' causal' if pt['causal'] else ''}"
-                      f"{label}: {tf}{note}", flush=True)
+                print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}"
+                      f"{' causal' if pt['causal'] else ''}{label}: {tf}{note}", flush=True)
         del q, k, v, dout, ref, dq_ref
         torch.cuda.empty_cache()
     write_rows(args.out, rows)

@@ -48,7 +48,8 @@ class CudnnRefusals : public ::testing::Test {
 
 TEST_F(CudnnRefusals, BothPassesRefuseRowsThatSeeNoKey) {
   const auto p = params(640, 512, 128, /*causal=*/true);
-  for (const auto* e : {fwd_, bwd_}) EXPECT_NE(reason(*e, p).find("seqlen_q <= seqlen_k"), std::string::npos) << e->pass;
+  for (const auto* e : {fwd_, bwd_})
+    EXPECT_NE(reason(*e, p).find("seqlen_q <= seqlen_k"), std::string::npos) << e->pass;
 }
 
 TEST_F(CudnnRefusals, BothPassesRefuseHeadDimsCudnnDoesNotTake) {

@@ -63,7 +63,8 @@ bool first_plan(cudnnHandle_t handle, const Desc& graph, cudnnBackendHeurMode_t 
     const EngineFacts facts = facts_of(cfgs[size_t(i)]);
     if (deterministic_only && facts.nondeterministic) {
       if (why->empty())
-        *why = "engine " + std::to_string(facts.index) + " is nondeterministic and no deterministic engine runs this graph";
+        *why = "engine " + std::to_string(facts.index) +
+               " is nondeterministic and no deterministic engine runs this graph";
       continue;
     }
     Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);

@@ -53,7 +53,8 @@ bool needs_padding_mask(const SdpaShape& s) { return cudnnGetVersion() <= 91500 
 // copy is fine here.
 DeviceBytes upload_lengths(const SdpaShape& s) {
   std::vector<int32_t> host(size_t(2 * s.batch));
-  for (int64_t i = 0; i < s.batch; ++i) host[size_t(i)] = int32_t(s.seqlen_q), host[size_t(s.batch + i)] = int32_t(s.seqlen_k);
+  for (int64_t i = 0; i < s.batch; ++i)
+    host[size_t(i)] = int32_t(s.seqlen_q), host[size_t(s.batch + i)] = int32_t(s.seqlen_k);
   void* dev = nullptr;
   cudaError_t e = cudaMalloc(&dev, host.size() * sizeof(int32_t));
   if (e == cudaSuccess) e = cudaMemcpy(dev, host.data(), host.size() * sizeof(int32_t), cudaMemcpyHostToDevice);
