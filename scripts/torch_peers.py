@@ -2,6 +2,7 @@
 """PyTorch's scaled_dot_product_attention back ends as peers of our kernels.
 
   torch_peers.py configs/paper-fwd.json --out torch.csv [--backends flash,cudnn,efficient,math]
+                 [--pass fwd,bwd,fwd+bwd]
 
 Reads a config's points the way the sweep does (seqlen axis "512:16384:x2" or a
 list; batch = total_tokens / seqlen when total_tokens is set; heads = hidden /
@@ -14,6 +15,15 @@ Kernel names are torch.<backend>; the family column takes the closest of ours
 (flash -> fa2, since PyTorch's flash back end is FlashAttention-2; efficient -> fa2,
 a tiled online-softmax kernel; cudnn -> cudnn; math -> standard).
 
+Passes (--pass, or the config's "pass" key; a list, the words of fa-bench's pass
+axis; default fwd): fwd times the forward; bwd times the backward alone,
+torch.autograd.grad(out, (q, k, v), dout) after one forward outside the timed
+region (retain_graph, so each sample replays the same backward); fwd+bwd times
+the forward and that backward together. dO is seeded normal in the BSHD layout.
+FLOPs by the FlashAttention convention: forward 4 b h s_q s_k d, backward 2.5x
+that (five matmuls to two), fwd+bwd 3.5x, causal halved. The CSV's `pass`
+column says which.
+
 Timing: 3 warm-up calls, then samples until the relative noise (p90 - p10) / 2 /
 median is under --target-noise with at least --min-samples, at most --max-samples
 or --max-seconds; before each sample a buffer of 2x the L2 size is written (cold
@@ -22,8 +32,11 @@ events around the call; the median is quoted. The SM clock is read through NVML
 before and after each row and judged by fa-bench's throttle rule (scripts/sm_clock.py:
 a drop of more than 5 %, or more than 5 % below the maximum clock). Inputs are seeded normal
 (never zeros). Errors: O against a float64 reference on up to 64 sampled query rows
-(all batches and heads). A back end that refuses a shape is a row with status
-`unsupported`; an allocation failure is `oom`.
+(all batches and heads), for every pass (the backward passes run the forward
+too); a backward pass also counts non-finite dQ/dK/dV in `nonfinite` and prints dQ's
+max abs error on the same rows (no CSV column holds gradient errors). A back end
+that refuses a shape is a row with status `unsupported`; an allocation failure is
+`oom`. Bad arguments exit 2 before anything is written.
 """
 import argparse
 import csv
@@ -36,7 +49,7 @@ import time
 
 from sm_clock import SmClock, throttle_reason  # scripts/ is on sys.path when run as a script
 
-COLUMNS = ("kernel family backend batch heads heads_kv seqlen_q seqlen_k head_dim causal dtype "
+COLUMNS = ("kernel family backend pass batch heads heads_kv seqlen_q seqlen_k head_dim causal dtype "
            "softmax_scale block_m block_n warps stages status reason median_ms min_ms p10_ms p90_ms "
            "mean_ms stddev_ms samples noise timing_method tflops matmul_fraction "
            "traffic_model_read_bytes traffic_model_write_bytes model_bandwidth_gbps "
@@ -45,6 +58,43 @@ COLUMNS = ("kernel family backend batch heads heads_kv seqlen_q seqlen_k head_di
            "rows_checked sampled tolerance clock_before_mhz clock_after_mhz seed").split()
 
 FAMILY = {"flash": "fa2", "efficient": "fa2", "cudnn": "cudnn", "math": "standard"}
+BACKENDS = ("flash", "cudnn", "efficient", "math")
+PASSES = ("fwd", "bwd", "fwd+bwd")  # fa-bench's pass axis
+FLOP_FACTOR = {"fwd": 1.0, "bwd": 2.5, "fwd+bwd": 3.5}
+# Stream hold before each sample, long enough that Python's dispatch (autograd's
+# included) happens while the GPU is busy.
+HOLD_US = {"fwd": 100, "bwd": 500, "fwd+bwd": 500}
+
+
+class UsageError(Exception):
+    """Bad user input: the message names the value and where it came from."""
+
+
+def parse_list(value, known, source, what):
+    """A comma-separated string or a list -> the items in order, duplicates dropped."""
+    items = value if isinstance(value, list) else str(value).split(",")
+    out = []
+    for item in (str(i).strip() for i in items):
+        if item not in known:
+            raise UsageError(f"{source}: unknown {what} '{item}' (known: {', '.join(known)})")
+        if item not in out:
+            out.append(item)
+    if not out:
+        raise UsageError(f"{source}: no {what} given")
+    return out
+
+
+def passes_of(cli_value, cfg, config_path):
+    """--pass when given, else the config's "pass" key, else fwd."""
+    if cli_value is not None:
+        return parse_list(cli_value, PASSES, "--pass", "pass")
+    if "pass" in cfg:
+        return parse_list(cfg["pass"], PASSES, f"{config_path}: key 'pass'", "pass")
+    return ["fwd"]
+
+
+def attention_flops(b, h, nq, nk, d, causal, pass_):
+    return FLOP_FACTOR[pass_] * 4.0 * b * h * nq * nk * d * (0.5 if causal else 1.0)
 
 
 def parse_axis(value):
@@ -96,17 +146,37 @@ def summarize(samples):
                 stddev_ms=statistics.pstdev(s), samples=len(s), noise=(q(0.9) - q(0.1)) / 2 / med)
 
 
-def main():
+def parse_args(argv=None):
+    """Arguments and the config, checked before torch is imported or a file written."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config")
     ap.add_argument("--out", required=True)
     ap.add_argument("--backends", default="flash,cudnn,efficient,math")
+    ap.add_argument("--pass", dest="passes", default=None, help="fwd, bwd, fwd+bwd (comma-separated list)")
     ap.add_argument("--min-samples", type=int, default=10)
     ap.add_argument("--max-samples", type=int, default=100)
     ap.add_argument("--max-seconds", type=float, default=1.0)
     ap.add_argument("--target-noise", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=1234)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    args.backends = parse_list(args.backends, BACKENDS, "--backends", "back end")
+    try:
+        with open(args.config) as f:
+            cfg = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{args.config}: cannot read the config ({e})")
+    if not isinstance(cfg, dict):
+        raise UsageError(f"{args.config}: the config is not a JSON object")
+    args.passes = passes_of(args.passes, cfg, args.config)
+    return args, cfg
+
+
+def main():
+    try:
+        args, cfg = parse_args()
+    except UsageError as e:
+        print(f"torch_peers.py: {e}", file=sys.stderr)
+        return 2
 
     import torch
     import torch.nn.functional as F
@@ -114,19 +184,11 @@ def main():
 
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
-    chosen = [b.strip() for b in args.backends.split(",") if b.strip()]
-    for b in chosen:
-        if b not in backends:
-            sys.exit(f"torch_peers.py: unknown back end '{b}' (known: {', '.join(backends)})")
-    with open(args.config) as f:
-        cfg = json.load(f)
-
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     flush = torch.empty(2 * props.L2_cache_size, dtype=torch.uint8, device=dev)
     # clock_rate (kHz) where this torch exposes it; else the H200's 1980 MHz.
-    hold_cycles = int(getattr(props, "clock_rate", 1980000) * 1e-3 * 100)
-    method = "cuda-events, L2 flushed (torch), launch hidden behind a 100 us stream hold"
+    clock_khz = getattr(props, "clock_rate", 1980000)
     # The SM clock before and after each row's samples, as fa-bench records it, judged
     # against the device's maximum (read once) by scripts/sm_clock.py. -1 without NVML.
     pci = None
@@ -136,6 +198,7 @@ def main():
     max_clock = clock.max_mhz()
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16}
+    backward = any(p != "fwd" for p in args.passes)
 
     rows = []
     for pt in points(cfg):
@@ -145,11 +208,13 @@ def main():
             q = torch.randn(b, nq, h, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
             k = torch.randn(b, nk, hkv, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
             v = torch.randn(b, nk, hkv, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
+            dout = (torch.randn(b, nq, h, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
+                    if backward else None)
         except torch.OutOfMemoryError:
             continue
-        flops = 4.0 * b * h * nq * nk * d * (0.5 if pt["causal"] else 1.0)
         # float64 reference on sampled rows; causal is bottom-right aligned (row i sees
-        # keys j <= i + nk - nq), the same convention as ours.
+        # keys j <= i + nk - nq), the same convention as ours. dQ's too when a backward runs:
+        # dQ = (P * (dO V^T - rowsum(dO * O))) K / sqrt(d).
         rows_idx = torch.linspace(0, nq - 1, min(nq, 64), device=dev).round().long().unique()
         qs, ks, vs = q[:, :, rows_idx].double(), k.double(), v.double()
         if hkv != h:
@@ -158,75 +223,136 @@ def main():
         if pt["causal"]:
             keys = torch.arange(nk, device=dev)
             s = s.masked_fill(keys[None, :] > (rows_idx[:, None] + nk - nq), float("-inf"))
-        ref = torch.nan_to_num(torch.softmax(s, -1)) @ vs
-        del qs, ks, vs, s
-        for name in chosen:
-            row = dict.fromkeys(COLUMNS, "")
-            row.update(kernel=f"torch.{name}", family=FAMILY[name], backend="cuda", batch=b, heads=h,
-                       heads_kv=hkv, seqlen_q=nq, seqlen_k=nk, head_dim=d,
-                       causal="true" if pt["causal"] else "false", dtype=pt["dtype"],
-                       softmax_scale=1.0 / math.sqrt(d), seed=args.seed)
+        p_ref = torch.nan_to_num(torch.softmax(s, -1))
+        ref = p_ref @ vs
+        dq_ref = None
+        if backward:
+            gs = dout[:, :, rows_idx].double()
+            ds = p_ref * (gs @ vs.transpose(-1, -2) - (gs * ref).sum(-1, keepdim=True))
+            dq_ref = ds @ ks / math.sqrt(d)
+            del gs, ds
+        del qs, ks, vs, s, p_ref
+        for name in args.backends:
             # torch's is_causal is top-left aligned; pass an explicit bottom-right mask
             # only where the two differ (nq != nk), which some back ends refuse.
             kw = {"is_causal": pt["causal"]} if nq == nk or not pt["causal"] else {
                 "attn_mask": torch.ones(nq, nk, dtype=torch.bool, device=dev).tril(nk - nq)}
-            gqa = {"enable_gqa": True} if hkv != h else {}
-            run = lambda: F.scaled_dot_product_attention(q, k, v, **kw, **gqa)
-            try:
-                with sdpa_kernel(backends[name]):
-                    torch.cuda.synchronize()
-                    base = torch.cuda.memory_allocated()
-                    torch.cuda.reset_peak_memory_stats()
-                    out = run()
-                    torch.cuda.synchronize()
-                    peak = torch.cuda.max_memory_allocated() - base - out.numel() * out.element_size()
-                    err = (out[:, :, rows_idx].double() - ref).abs()
-                    row.update(o_max_abs=err.max().item(), nonfinite=int((~torch.isfinite(out[:, :, rows_idx])).sum()),
-                               rows_checked=len(rows_idx), sampled="true" if len(rows_idx) < nq else "false",
-                               peak_extra_bytes=max(int(peak), 0))
-                    del out
-                    for _ in range(3):
-                        run()
-                    samples, t_start = [], time.monotonic()
-                    clock_before = clock.mhz()
-                    while True:
-                        flush.fill_(len(samples) & 0xFF)
-                        # Hold the stream ~100 us so Python's dispatch of run() happens
-                        # while the GPU is busy, not between the events (fa-bench does
-                        # the same; without it short points read up to 30 % slow).
-                        torch.cuda._sleep(hold_cycles)
-                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        e0.record()
-                        run()
-                        e1.record()
-                        e1.synchronize()
-                        samples.append(e0.elapsed_time(e1))
-                        n = len(samples)
-                        if n >= args.max_samples or (n >= args.min_samples and (
-                                summarize(samples)["noise"] < args.target_noise
-                                or time.monotonic() - t_start > args.max_seconds)):
-                            break
-                summ = summarize(samples)
-                clock_after = clock.mhz()
-                row.update(summ, status="ok", timing_method=method,
-                           tflops=flops / (summ["median_ms"] * 1e-3) / 1e12,
-                           clock_before_mhz=clock_before, clock_after_mhz=clock_after,
-                           reason=throttle_reason(clock_before, clock_after, max_clock))
-            except torch.OutOfMemoryError as e:
-                row.update(status="oom", reason=str(e).splitlines()[0][:200])
-                torch.cuda.empty_cache()
-            except RuntimeError as e:
-                msg = str(e).replace("\n", " ")[:200]
-                row.update(status="unsupported" if "No available kernel" in msg else "error", reason=msg)
-            rows.append(row)
-            write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
-            tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
-            print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}{' causal' if pt['causal'] else ''}: "
-                  f"{tf}", flush=True)
-        del q, k, v
+            if hkv != h:
+                kw["enable_gqa"] = True
+            for pass_ in args.passes:
+                row = dict.fromkeys(COLUMNS, "")
+                row.update(kernel=f"torch.{name}", family=FAMILY[name], backend="cuda", batch=b, heads=h,
+                           heads_kv=hkv, seqlen_q=nq, seqlen_k=nk, head_dim=d,
+                           causal="true" if pt["causal"] else "false", dtype=pt["dtype"],
+                           softmax_scale=1.0 / math.sqrt(d), seed=args.seed)
+                row["pass"] = pass_
+                note = ""
+                try:
+                    with sdpa_kernel(backends[name]):
+                        run, first = make_runs(torch, F, pass_, q, k, v, dout, kw)
+                        torch.cuda.synchronize()
+                        base = torch.cuda.memory_allocated()
+                        torch.cuda.reset_peak_memory_stats()
+                        out, grads, new = first()
+                        torch.cuda.synchronize()
+                        kept = sum(t.numel() * t.element_size() for t in new)
+                        peak = torch.cuda.max_memory_allocated() - base - kept
+                        err = (out[:, :, rows_idx].double() - ref).abs()
+                        nonfinite = int((~torch.isfinite(out[:, :, rows_idx])).sum())
+                        for g in grads:
+                            nonfinite += int((~torch.isfinite(g)).sum())
+                        if grads:
+                            dq_err = (grads[0][:, :, rows_idx].double() - dq_ref).abs().max().item()
+                            note = f" (dq max abs err {dq_err:.3g})"
+                        row.update(o_max_abs=err.max().item(), nonfinite=nonfinite,
+                                   rows_checked=len(rows_idx), sampled="true" if len(rows_idx) < nq else "false",
+                                   peak_extra_bytes=max(int(peak), 0))
+                        del out, grads, new
+                        summ, clock_before = time_samples(torch, run, flush, clock, clock_khz, HOLD_US[pass_], args)
+                        del run, first  # the backward's saved tensors go with them
+                    clock_after = clock.mhz()
+                    row.update(summ, status="ok",
+                               timing_method=("cuda-events, L2 flushed (torch), launch hidden behind a "
+                                              f"{HOLD_US[pass_]} us stream hold"),
+                               tflops=attention_flops(b, h, nq, nk, d, pt["causal"], pass_)
+                               / (summ["median_ms"] * 1e-3) / 1e12,
+                               clock_before_mhz=clock_before, clock_after_mhz=clock_after,
+                               reason=throttle_reason(clock_before, clock_after, max_clock))
+                except torch.OutOfMemoryError as e:
+                    row.update(status="oom", reason=str(e).splitlines()[0][:200])
+                    torch.cuda.empty_cache()
+                except RuntimeError as e:
+                    msg = str(e).replace("\n", " ")[:200]
+                    row.update(status="unsupported" if "No available kernel" in msg else "error", reason=msg)
+                rows.append(row)
+                write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
+                tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
+                label = "" if pass_ == "fwd" else f" {pass_}"
+                print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}"
+                      f"{' causal' if pt['causal'] else ''}{label}: {tf}{note}", flush=True)
+        del q, k, v, dout, ref, dq_ref
         torch.cuda.empty_cache()
     write_rows(args.out, rows)
     print(f"wrote {len(rows)} rows to {args.out}")
+    return 0
+
+
+def make_runs(torch, F, pass_, q, k, v, dout, kw):
+    """(run, first): run() is what a sample times; first() runs the pass once, untimed,
+    and returns (O, grads, new): O for validation, the gradients (none for fwd), and
+    the tensors it allocated (what peak memory does not count as extra)."""
+    attend = lambda q_, k_, v_: F.scaled_dot_product_attention(q_, k_, v_, **kw)
+    if pass_ == "fwd":
+        def first():
+            out = attend(q, k, v)
+            return out, [], [out]
+        return (lambda: attend(q, k, v)), first
+    # Leaves with q, k, v's BSHD strides, so the gradients are what fa-bench's kernels compute.
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    if pass_ == "bwd":
+        out = attend(qg, kg, vg)  # the one forward, outside the timed region
+        run = lambda: torch.autograd.grad(out, (qg, kg, vg), dout, retain_graph=True)
+
+        def first():
+            grads = list(run())
+            return out.detach(), grads, grads
+        return run, first
+
+    def both():
+        o = attend(qg, kg, vg)
+        return o, torch.autograd.grad(o, (qg, kg, vg), dout)
+
+    def first():
+        o, grads = both()
+        return o.detach(), list(grads), [o, *grads]
+    return both, first
+
+
+def time_samples(torch, run, flush, clock, clock_khz, hold_us, args):
+    """3 warm-up calls, then samples until the noise rule stops; (summary, clock before)."""
+    hold_cycles = int(clock_khz * 1e-3 * hold_us)
+    for _ in range(3):
+        run()
+    samples, t_start = [], time.monotonic()
+    clock_before = clock.mhz()
+    while True:
+        flush.fill_(len(samples) & 0xFF)
+        # Hold the stream so Python's dispatch of run() happens while the GPU is busy,
+        # not between the events (fa-bench does the same; without it short points
+        # read up to 30 % slow).
+        torch.cuda._sleep(hold_cycles)
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        run()
+        e1.record()
+        e1.synchronize()
+        samples.append(e0.elapsed_time(e1))
+        n = len(samples)
+        if n >= args.max_samples or (n >= args.min_samples and (
+                summarize(samples)["noise"] < args.target_noise
+                or time.monotonic() - t_start > args.max_seconds)):
+            break
+    return summarize(samples), clock_before
 
 
 def write_rows(path, rows):
@@ -241,4 +367,4 @@ def write_rows(path, rows):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,9 +1,13 @@
-# cuDNN's fused attention (flash) forward through its graph API: one entry per
-# dtype, any head_dim (cuDNN decides), no tile. Needs cuDNN found at configure
-# time (FA_CUDNN_LIB); kernels/cudnn/*.cu hold the graph building.
+# cuDNN's fused attention (flash) forward and backward through its graph API:
+# one entry per pass and dtype, any head_dim (cuDNN decides), no tile. Needs
+# cuDNN found at configure time (FA_CUDNN_LIB); kernels/cudnn/*.cu hold the
+# graph building.
 if(FA_CUDNN_LIB AND FA_CUDNN_INCLUDE)
   fa_add_instances(FA_FAMILY_INSTANCES cudnn cudnn/cudnn_sdpa.cuh fa::CudnnSdpa
     bf16:0:0:0:0:0 fp16:0:0:0:0:0)
+  fa_add_bwd_instances(bwd_instances cudnn cudnn/cudnn_sdpa.cuh fa::CudnnSdpaBwd
+    bf16:0:0:0:0:0 fp16:0:0:0:0:0)
+  list(APPEND FA_FAMILY_INSTANCES ${bwd_instances})
 else()
   message(STATUS "cudnn family: cuDNN not found, not built")
 endif()

@@ -1,13 +1,16 @@
-// The cudnn family on its own: correctness against a float64 CPU reference on
-// sampled rows (outputs poisoned first), then timing at the FlashAttention
-// papers' forward shapes, then (optionally) the DRAM counters at GPT-2 medium.
+// The cudnn family on its own: forward correctness against a float64 CPU
+// reference on sampled rows (outputs poisoned first), the backward likewise
+// (cudnn_check_bwd.cuh), then timing at the FlashAttention papers' shapes,
+// then (optionally) the DRAM counters at GPT-2 medium.
 //
-//   cudnn_check [quick] [time] [counters] [--csv=PATH]
-//     (always)   correctness suite (quick: its first three shapes); exit 1 on any failure
-//     time       + timings at the papers' forward shapes (CUDA events, L2 flushed, median)
+//   cudnn_check [quick] [time] [bwdtime] [counters] [--csv=PATH] [--bwd-csv=PATH]
+//     (always)   forward and backward correctness suites (quick: the first three
+//                shapes of each); exit 1 on any failure
+//     time       + forward timings at the papers' shapes (CUDA events, L2 flushed, median)
+//     bwdtime    + backward timings there, default and deterministic mode
 //     counters   + CUPTI DRAM bytes of one forward at b64 h16 s1024 d64 fp16
 //
-// Exits 77 (skipped) without a CUDA device. Tolerance (the FlashAttention
+// Exits 77 (skipped) without a CUDA device. Forward tolerance (the FlashAttention
 // project's rule): O max abs error <= 2 x that of a standard implementation in
 // the kernel's precision (float32 scores, P rounded to the dtype before P V)
 // on the same rows, + a floor; LSE within 1e-3 relative. Seeds are printed.
@@ -27,123 +30,13 @@
 #include <vector>
 
 #include "check_cuda_throw.h"
-#include "cudnn/cudnn_sdpa.cuh"
+#include "cudnn_check_bwd.cuh"
+#include "cudnn_check_util.cuh"
 #include "measure/counters.h"
 
 namespace {
 
-struct Shape {
-  bool bf16 = true;
-  int batch = 1, heads = 1, heads_kv = 1, seqlen_q = 1, seqlen_k = 1, head_dim = 64;
-  bool causal = false;
-  float input_scale = 1.f;     // > 1: large scores (online-softmax stress)
-  bool expect_refusal = false;
-  std::string describe() const {
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "%s b%d h%d/%d q%d k%d d%d%s%s", bf16 ? "bf16" : "fp16", batch, heads,
-                  heads_kv, seqlen_q, seqlen_k, head_dim, causal ? " causal" : "",
-                  input_scale != 1.f ? " large" : "");
-    return buf;
-  }
-  double flops() const {
-    return 4.0 * batch * heads * double(seqlen_q) * seqlen_k * head_dim * (causal ? 0.5 : 1.0);
-  }
-};
-
-// Seeded N(0,1) * scale from a counter hash (Box-Muller), rounded to the dtype.
-__device__ uint64_t mix(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
-  return x;
-}
-template <typename T>
-__global__ void fill_normal(T* out, size_t n, uint64_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t h = mix(seed ^ mix(i + 1));
-    float u1 = (float((h >> 40) & 0xffffff) + 1.f) / 16777217.f, u2 = float((h >> 8) & 0xffffff) / 16777216.f;
-    float z = sqrtf(-2.f * logf(u1)) * cospif(2.f * u2) * scale;
-    if constexpr (std::is_same_v<T, __half>) out[i] = __float2half_rn(z);
-    else out[i] = __float2bfloat16_rn(z);
-  }
-}
-
-float to_float(uint16_t bits, bool bf16) {
-  if (bf16) {
-    uint32_t u = uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  __half_raw r;
-  r.x = bits;
-  return __half2float(__half(r));
-}
-float round_to(float x, bool bf16) {
-  return bf16 ? __bfloat162float(__float2bfloat16_rn(x)) : __half2float(__float2half_rn(x));
-}
-
-struct Buffers {
-  Shape s;
-  void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *ws = nullptr;
-  float* lse = nullptr;
-  int64_t ws_bytes = 0;
-  size_t nq = 0, nk = 0;
-  explicit Buffers(const Shape& sh, uint64_t seed) : s(sh) {
-    nq = size_t(s.batch) * s.seqlen_q * s.heads * s.head_dim;
-    nk = size_t(s.batch) * s.seqlen_k * s.heads_kv * s.head_dim;
-    CHECK_CUDA(cudaMalloc(&q, nq * 2));
-    CHECK_CUDA(cudaMalloc(&k, nk * 2));
-    CHECK_CUDA(cudaMalloc(&v, nk * 2));
-    CHECK_CUDA(cudaMalloc(&o, nq * 2));
-    CHECK_CUDA(cudaMalloc(&lse, size_t(s.batch) * s.heads * s.seqlen_q * 4));
-    void* bufs[3] = {q, k, v};
-    size_t ns[3] = {nq, nk, nk};
-    for (int i = 0; i < 3; ++i) {
-      if (s.bf16) fill_normal<<<1024, 256>>>((__nv_bfloat16*)bufs[i], ns[i], seed + i, s.input_scale);
-      else fill_normal<<<1024, 256>>>((__half*)bufs[i], ns[i], seed + i, s.input_scale);
-      CHECK_CUDA(cudaGetLastError());
-    }
-    CHECK_CUDA(cudaDeviceSynchronize());
-  }
-  ~Buffers() {
-    cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o), cudaFree(lse), cudaFree(ws);
-  }
-  fa::AttnParams params() const {
-    fa::AttnParams p;
-    p.q = q, p.k = k, p.v = v, p.o = o, p.lse = lse;
-    p.batch = s.batch, p.heads = s.heads, p.heads_kv = s.heads_kv;
-    p.seqlen_q = s.seqlen_q, p.seqlen_k = s.seqlen_k, p.head_dim = s.head_dim;
-    fa::set_contiguous_strides(p);
-    p.softmax_scale = 1.f / std::sqrt(float(s.head_dim));
-    p.softmax_scale_log2 = p.softmax_scale * 1.4426950408889634f;
-    p.causal = s.causal;
-    p.dtype = s.bf16 ? fa::ElemType::bf16 : fa::ElemType::f16;
-    p.workspace = ws, p.workspace_bytes = ws_bytes;
-    return p;
-  }
-};
-
-using Bf16Entry = fa::CudnnSdpa<__nv_bfloat16, 0, 0, 0, 0, 0>;
-using Fp16Entry = fa::CudnnSdpa<__half, 0, 0, 0, 0, 0>;
-const char* unsupported(const fa::AttnParams& p) {
-  return p.dtype == fa::ElemType::bf16 ? Bf16Entry::unsupported(p) : Fp16Entry::unsupported(p);
-}
-int64_t workspace(const fa::AttnParams& p) {
-  return p.dtype == fa::ElemType::bf16 ? Bf16Entry::workspace_bytes(p) : Fp16Entry::workspace_bytes(p);
-}
-void launch(const fa::AttnParams& p, cudaStream_t st) {
-  int e = p.dtype == fa::ElemType::bf16 ? Bf16Entry::launch(p, st) : Fp16Entry::launch(p, st);
-  if (e != 0) throw std::runtime_error(std::string("cudnn launch: ") + cudaGetErrorString(cudaError_t(e)));
-  CHECK_CUDA(cudaGetLastError());
-}
-
-// Plans the workspace, or returns the refusal.
-const char* prepare(Buffers& b) {
-  fa::AttnParams p = b.params();
-  if (const char* why = unsupported(p)) return why;
-  b.ws_bytes = workspace(p);
-  if (b.ws_bytes > 0) CHECK_CUDA(cudaMalloc(&b.ws, size_t(b.ws_bytes)));
-  return nullptr;
-}
+using namespace cudnn_check;
 
 struct Errors {
   double o_max_abs = 0, o_std_max_abs = 0, lse_max_rel = 0;
@@ -156,7 +49,7 @@ Errors validate(Buffers& b, int samples, uint64_t seed) {
   const Shape& s = b.s;
   CHECK_CUDA(cudaMemset(b.o, 0xff, b.nq * 2));  // NaN in fp16 and bf16
   CHECK_CUDA(cudaMemset(b.lse, 0xff, size_t(s.batch) * s.heads * s.seqlen_q * 4));
-  launch(b.params(), nullptr);
+  Fwd::launch(b.params(), nullptr, "cudnn forward");
   CHECK_CUDA(cudaDeviceSynchronize());
   std::vector<uint16_t> hq(b.nq), hk(b.nk), hv(b.nk), ho(b.nq);
   std::vector<float> hl(size_t(s.batch) * s.heads * s.seqlen_q);
@@ -267,35 +160,6 @@ int run_checks(uint64_t seed, bool quick) {
   return failures;
 }
 
-// Median of CUDA-event samples, each after writing 2x L2 (cold cache).
-double time_ms(Buffers& b, int samples) {
-  int dev = 0, l2 = 0;
-  CHECK_CUDA(cudaGetDevice(&dev));
-  CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  size_t flush_bytes = 2 * size_t(l2);
-  void* flush = nullptr;
-  CHECK_CUDA(cudaMalloc(&flush, flush_bytes));
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  fa::AttnParams p = b.params();
-  for (int i = 0; i < 3; ++i) launch(p, nullptr);  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < samples; ++i) {
-    CHECK_CUDA(cudaMemsetAsync(flush, i & 0xff, flush_bytes));
-    CHECK_CUDA(cudaEventRecord(e0));
-    launch(p, nullptr);
-    CHECK_CUDA(cudaEventRecord(e1));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(e0), cudaEventDestroy(e1), cudaFree(flush);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 // The papers' forward benchmark: batch*seqlen = 16384, heads = 2048/head_dim, bf16.
 int run_timing(uint64_t seed, FILE* csv) {
   int failures = 0;
@@ -314,7 +178,8 @@ int run_timing(uint64_t seed, FILE* csv) {
         Errors e = validate(b, 16, seed + n);  // validated before it is timed
         bool ok = passes(e, true);
         failures += !ok;
-        double ms = time_ms(b, 30);
+        fa::AttnParams p = b.params();
+        double ms = time_ms([&] { Fwd::launch(p, nullptr, "cudnn forward"); }, 30);
         double tf = s.flops() / (ms * 1e-3) / 1e12;
         std::printf("%-6d %-6d %-8d %10.4f %10.1f %s\n", hd, int(causal), n, ms, tf, ok ? "PASS" : "FAIL");
         if (csv) std::fprintf(csv, "ours_cudnn,bf16,%d,%d,%d,%d,%d,%.4f,%.1f\n", int(causal), hd, n, s.batch, s.heads, ms, tf);
@@ -334,7 +199,7 @@ int run_counters(uint64_t seed) {
   }
   fa::AttnParams p = b.params();
   std::string why;
-  auto c = fa::measure_dram_bytes([&] { launch(p, nullptr); }, &why);
+  auto c = fa::measure_dram_bytes([&] { Fwd::launch(p, nullptr, "cudnn forward"); }, &why);
   if (!c) {
     std::printf("counters: unavailable: %s\n", why.c_str());
     return 1;
@@ -358,14 +223,16 @@ int main(int argc, char** argv) {
   if (fixed) seed = std::strtoull(fixed, nullptr, 10);
   std::printf("cudnn_check: cuDNN %s, seed %llu (FA_SEED=... replays)\n", fa::cudnn_sdpa::runtime_version(),
               (unsigned long long)seed);
-  bool quick = false, timing = false, counters = false;
-  std::string csv_path;
+  bool quick = false, timing = false, bwd_timing = false, counters = false;
+  std::string csv_path, bwd_csv_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "quick") quick = true;
     else if (a == "time") timing = true;
+    else if (a == "bwdtime") bwd_timing = true;
     else if (a == "counters") counters = true;
     else if (a.rfind("--csv=", 0) == 0) csv_path = a.substr(6);
+    else if (a.rfind("--bwd-csv=", 0) == 0) bwd_csv_path = a.substr(10);
     else {
       std::fprintf(stderr, "cudnn_check: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -373,9 +240,15 @@ int main(int argc, char** argv) {
   }
   try {
     int failures = run_checks(seed, quick);
+    failures += run_bwd_checks(seed, quick);
     if (timing) {
       FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
       failures += run_timing(seed, csv);
+      if (csv) std::fclose(csv);
+    }
+    if (bwd_timing) {
+      FILE* csv = bwd_csv_path.empty() ? nullptr : std::fopen(bwd_csv_path.c_str(), "w");
+      failures += run_bwd_timing(seed, csv);
       if (csv) std::fclose(csv);
     }
     if (counters) failures += run_counters(seed);
