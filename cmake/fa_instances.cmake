@@ -14,13 +14,15 @@
 #   head_dim 0 means "any head_dim" (a kernel that takes it at run time).
 # fa_add_bwd_instances(...) takes the same arguments for a backward-pass
 # template (launch() computes dQ, dK, dV; see common/attn_params.h).
+# Both append the generated sources to <out_var>, so one family's forward and
+# backward instances can share FA_FAMILY_INSTANCES.
 function(fa_add_instances out_var family header template)
   _fa_add_instances(srcs fwd ${family} ${header} ${template} ${ARGN})
-  set(${out_var} ${srcs} PARENT_SCOPE)
+  set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
 endfunction()
 function(fa_add_bwd_instances out_var family header template)
   _fa_add_instances(srcs bwd ${family} ${header} ${template} ${ARGN})
-  set(${out_var} ${srcs} PARENT_SCOPE)
+  set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
 endfunction()
 
 function(_fa_add_instances out_var pass family header template)
