@@ -1,7 +1,8 @@
 // The fa3 kernels, as compiled into libfa_gpu.a, run on the Hopper tensor-core
-// path (HGMMA in the SASS of every fa3 kernel) and keep everything in registers
-// (no stack frame, no local memory, no LDL/STL). Needs no GPU: it reads the
-// library with cuobjdump.
+// path (HGMMA in the SASS of every forward and backward main kernel) and keep
+// everything in registers (no stack frame, no local memory, no LDL/STL, in those
+// and in the backward's pre- and post-pass). Needs no GPU: it reads the library
+// with cuobjdump.
 //
 // cuobjdump is looked up on PATH, in /usr/local/cuda/bin, and in the PyPI
 // packages nvidia-cuda-cuobjdump + nvidia-cuda-nvdisasm (--dump-sass needs
@@ -93,7 +94,15 @@ std::map<std::string, KernelSass> parse_sass(const std::string& sass) {
   return out;
 }
 
-bool is_fa3_kernel(const std::string& mangled) { return mangled.find("fa3_fwd_kernel") != std::string::npos; }
+// The main kernel of each pass (one per instantiation), and every fa3 kernel.
+const char* main_kernel_of(const std::string& pass) { return pass == "fwd" ? "fa3_fwd_kernel" : "fa3_bwd_kernel"; }
+bool is_main_kernel(const std::string& mangled, const std::string& pass) {
+  return mangled.find(main_kernel_of(pass)) != std::string::npos;
+}
+bool is_fa3_kernel(const std::string& mangled) {
+  return mangled.find("fa3_fwd_kernel") != std::string::npos || mangled.find("fa3_bwd_") != std::string::npos;
+}
+const std::vector<std::string> kPasses = {"fwd", "bwd"};
 
 class Fa3Sass : public ::testing::Test {
  protected:
@@ -102,9 +111,12 @@ class Fa3Sass : public ::testing::Test {
     GTEST_SKIP() << "built without CUDA (FA_BENCH_CUDA=OFF)";
 #else
     int fa3 = 0;
-    for (const auto& e : fa::gpu_kernel_entries()) fa3 += std::string(e.family) == "fa3";
+    for (const auto& e : fa::gpu_kernel_entries())
+      if (std::string(e.family) == "fa3") {
+        ++fa3;
+        ++expected_[e.pass];
+      }
     if (fa3 == 0) GTEST_SKIP() << "no fa3 instantiation in this build (FA_BENCH_FAMILIES)";
-    expected_ = fa3;
     lib_ = gpu_library();
     ASSERT_TRUE(fs::exists(lib_)) << "fa3 entries are linked but " << lib_ << " is missing";
     dir_ = find_cuobjdump_dir();
@@ -122,27 +134,32 @@ class Fa3Sass : public ::testing::Test {
     EXPECT_EQ(status, 0) << "cuobjdump " << args << " failed:\n" << out.substr(0, 2000);
     return out;
   }
-  int expected_ = 0;
+  std::map<std::string, int> expected_;  // fa3 entries per pass
   fs::path lib_;
   std::string dir_;
 };
 
 TEST_F(Fa3Sass, EveryKernelUsesHgmmaAndNoLocalMemory) {
   const auto kernels = parse_sass(cuobjdump("--dump-sass"));
-  int fa3 = 0;
+  std::map<std::string, int> found;
   for (const auto& [name, k] : kernels) {
     if (!is_fa3_kernel(name)) continue;
-    ++fa3;
-    EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA (not on the wgmma path; built without sm_90a?)";
     EXPECT_EQ(k.local_ops, 0) << name << ": " << k.local_ops << " LDL/STL (register spill or local array)";
+    for (const std::string& pass : kPasses) {
+      if (!is_main_kernel(name, pass)) continue;
+      ++found[pass];
+      EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA (not on the wgmma path; built without sm_90a?)";
+    }
   }
-  // At least one sm_90a kernel per instantiation.
-  EXPECT_GE(fa3, expected_) << "fewer fa3 kernels in the SASS than fa3 entries in the registry";
+  // At least one sm_90a main kernel per instantiation, counted per pass.
+  for (const std::string& pass : kPasses)
+    EXPECT_GE(found[pass], expected_[pass])
+        << "fewer " << main_kernel_of(pass) << " in the SASS than fa3 " << pass << " entries in the registry";
 }
 
 TEST_F(Fa3Sass, NoStackOrLocalBytes) {
   const std::string usage = cuobjdump("-res-usage");
-  int fa3 = 0;
+  std::map<std::string, int> found;
   std::string current;
   bool sm90a = false;
   size_t pos = 0;
@@ -161,12 +178,13 @@ TEST_F(Fa3Sass, NoStackOrLocalBytes) {
       continue;
     }
     if (!sm90a || !is_fa3_kernel(current) || line.find("REG:") == std::string::npos) continue;
-    ++fa3;
+    for (const std::string& pass : kPasses) found[pass] += is_main_kernel(current, pass);
     EXPECT_NE(line.find("STACK:0 "), std::string::npos) << current << ": " << line;
     EXPECT_NE(line.find("LOCAL:0 "), std::string::npos) << current << ": " << line;
     current.clear();
   }
-  EXPECT_GE(fa3, expected_) << "no resource usage found for the fa3 kernels";
+  for (const std::string& pass : kPasses)
+    EXPECT_GE(found[pass], expected_[pass]) << "no resource usage found for the fa3 " << pass << " kernels";
 }
 
 }  // namespace

@@ -9,8 +9,9 @@ single source. Re-run it after changing WIDTHS:
     python3 scripts/dev/gen_wgmma.py > kernels/common/sm90/wgmma_ops.inc
 """
 
-# N of m64nNk16 that fa3 uses: block_n for S = Q K^T, head_dim for O += P V.
-WIDTHS = [64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256]
+# N of m64nNk16 that fa3 uses: block_n for S = Q K^T, head_dim for O += P V; the
+# backward's S^T = K Q^T at head_dim 256 takes 32 (half a Q block per consumer).
+WIDTHS = [32, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 256]
 TYPES = [("bf16", "bf16"), ("f16", "f16")]
 
 
@@ -27,9 +28,9 @@ def emit_ss(n, ptx_t):
     return f'''    asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{k + 2}, 0;\\n"
         "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_t}.{ptx_t} "
-        "{{{acc_list(n)}}}, %{k}, %{k + 1}, p, 1, 1, 0, %{k + 3};\\n}}\\n"
+        "{{{acc_list(n)}}}, %{k}, %{k + 1}, p, 1, 1, %{k + 4}, %{k + 3};\\n}}\\n"
         : {acc_operands(n)}
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransB));'''
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TransB), "n"(TransA));'''
 
 
 def emit_rs(n, ptx_t):
@@ -48,8 +49,9 @@ def main():
            ""]
     for n in WIDTHS:
         out.append(f"template <> struct WgmmaOp<{n}> {{")
-        # D (+)= A B, A from shared memory (descriptor).
-        out.append("  template <bool IsBf16, int TransB>")
+        # D (+)= A B, A from shared memory (descriptor). TransA = 1 reads A
+        # MN-major (M contiguous), as the backward's dQ = dS K does with dS^T.
+        out.append("  template <bool IsBf16, int TransB, int TransA = 0>")
         out.append(f"  static __device__ __forceinline__ void ss(float (&d)[{n // 2}], uint64_t desc_a, "
                    "uint64_t desc_b, int accumulate) {")
         out.append("    if constexpr (IsBf16) {")

@@ -20,7 +20,9 @@ namespace fa::sm90 {
 //    1024 B): stride_bytes = 1024 between 8-row groups; leading unused (1).
 //  - MN-major (64 contiguous MN elements per 128 B row, k along rows):
 //    stride_bytes = 1024 between 8-k groups, leading_bytes = distance between
-//    64-wide MN panels.
+//    64-wide MN panels. A k16 step is +16 rows (2048 B). B reads this with
+//    TransB = 1 (the forward's V); A with TransA = 1 (the backward's dS, stored
+//    as dS^T rows of keys, read as the M x K operand of dQ = dS K).
 // The tile base must be 1024-byte aligned: the swizzle is a function of the
 // address bits, which is also why a k16 step inside a K-major panel is a plain
 // +32 bytes on the start address.
@@ -79,7 +81,7 @@ struct WgmmaOp;  // specialised per N in wgmma_ops.inc
 // Host pass and non-sm_90a device passes: same interface, no instruction.
 template <int N>
 struct WgmmaOp {
-  template <bool IsBf16, int TransB>
+  template <bool IsBf16, int TransB, int TransA = 0>
   static __device__ __forceinline__ void ss(float (&)[N / 2], uint64_t, uint64_t, int) {}
   template <bool IsBf16, int TransB>
   static __device__ __forceinline__ void rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
