@@ -15,13 +15,10 @@ fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
 # warps = 12, a producer warpgroup and two consumers (64 keys each; at head_dim
 # 256 the same 64 keys, half of head_dim each); stages is the depth of the Q / dO
 # ring. docs/FA3.md ("Backward") says why these tiles.
-# A separate list appended to the forward's: fa_add_bwd_instances sets its
-# output variable rather than appending to it.
-fa_add_bwd_instances(FA3_BWD_INSTANCES fa3 fa3/fa3_bwd.cuh fa::Fa3BwdKernel
+fa_add_bwd_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_bwd.cuh fa::Fa3BwdKernel
   bf16:64:128:128:12:2
   fp16:64:128:128:12:2
   bf16:128:64:128:12:2   bf16:128:64:128:12:3
   fp16:128:64:128:12:2   fp16:128:64:128:12:3
   bf16:256:64:64:12:2
   fp16:256:64:64:12:2)
-list(APPEND FA_FAMILY_INSTANCES ${FA3_BWD_INSTANCES})
