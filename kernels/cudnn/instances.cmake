@@ -5,9 +5,8 @@
 if(FA_CUDNN_LIB AND FA_CUDNN_INCLUDE)
   fa_add_instances(FA_FAMILY_INSTANCES cudnn cudnn/cudnn_sdpa.cuh fa::CudnnSdpa
     bf16:0:0:0:0:0 fp16:0:0:0:0:0)
-  fa_add_bwd_instances(bwd_instances cudnn cudnn/cudnn_sdpa.cuh fa::CudnnSdpaBwd
+  fa_add_bwd_instances(FA_FAMILY_INSTANCES cudnn cudnn/cudnn_sdpa.cuh fa::CudnnSdpaBwd
     bf16:0:0:0:0:0 fp16:0:0:0:0:0)
-  list(APPEND FA_FAMILY_INSTANCES ${bwd_instances})
 else()
   message(STATUS "cudnn family: cuDNN not found, not built")
 endif()
