@@ -75,10 +75,6 @@ struct Fa2BwdTraits {
   static constexpr int kDSplit = HeadDim > 128 ? HeadDim / 128 : 1;  // CTAs per K/V block
   static constexpr int kDCols = HeadDim / kDSplit;                    // dK/dV/dQ columns per CTA
   static constexpr int kKeyTiles = BlockN / (16 * Warps);             // 16-key m-tiles per warp
-  // Queries per sub-step of a Q block: at head dim >= 128, S^T and dP^T of 32 queries
-  // (16 registers each) beside dK and dV (128) leave the GEMMs room to prefetch.
-  static constexpr int kSubM = HeadDim >= 128 || BlockM < 64 ? 32 : 64;
-  static constexpr int kSubTiles = kSubM / 8;                         // n-tiles of S^T
   static constexpr int kDTiles = kDCols / 8;                          // n-tiles of dK, dV
   static constexpr int kQElems = BlockM * HeadDim;
   static constexpr int kKVElems = BlockN * HeadDim;
@@ -87,6 +83,11 @@ struct Fa2BwdTraits {
   static constexpr int kDsElems = BlockN * BlockM;  // dS^T, keys x queries
   static constexpr int kSmemBytes =
       int(2 * kKVElems * sizeof(Elem)) + Stages * kStageBytes + int(kDsElems * sizeof(Elem));
+  // Queries per sub-step of a Q block: at head dim >= 128, S^T and dP^T of 32 queries
+  // (16 registers each) next to dK and dV (128) leave the GEMMs room to prefetch
+  // their operands; at 64, a 64-query sub-step fits.
+  static constexpr int kSubM = HeadDim >= 128 ? 32 : 64;
+  static constexpr int kSubTiles = kSubM / 8;                         // n-tiles of S^T
   using DqTile = DqAccumTile<BlockM, HeadDim, kDSplit, Warps>;
 
   static_assert(kKeyTiles >= 1 && BlockN == 16 * Warps * kKeyTiles, "warps own whole 16-key tiles");
