@@ -112,18 +112,26 @@ struct HostCase {
   int64_t ki(int b, int h, int j) const { return ((int64_t(b) * s.heads_kv + h) * s.seqlen_k + j) * s.head_dim; }
 };
 
+// x[0..n) = scale * N(0, 1) rounded to the dtype; chunks of 64 Ki values from their
+// own generators (seeded from `seed` and the chunk) fill in parallel, so the values
+// depend on the seed alone.
+void fill_normal(std::vector<float>& x, int64_t n, float scale, ElemType dtype, uint64_t seed) {
+  constexpr int64_t kChunk = 1 << 16;
+  x.resize(n);
+  parallel_for(int((n + kChunk - 1) / kChunk), [&](int chunk) {
+    std::mt19937_64 rng(seed + 0x9e3779b97f4a7c15ull * uint64_t(chunk + 1));
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (int64_t i = chunk * kChunk; i < std::min(n, (chunk + 1) * kChunk); ++i)
+      x[i] = round_to(nd(rng) * scale, dtype);
+  });
+}
+
 void fill_inputs(HostCase& c, uint64_t seed) {
   const Shape& s = c.s;
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto fill = [&](std::vector<float>& x, int64_t n, float scale) {
-    x.resize(n);
-    for (auto& e : x) e = round_to(nd(rng) * scale, s.dtype);
-  };
-  fill(c.q, c.nq(), s.q_scale);
-  fill(c.k, c.nkv(), 1.f);
-  fill(c.v, c.nkv(), 1.f);
-  fill(c.dout, c.nq(), 1.f);
+  fill_normal(c.q, c.nq(), s.q_scale, s.dtype, seed);
+  fill_normal(c.k, c.nkv(), 1.f, s.dtype, seed + 1);
+  fill_normal(c.v, c.nkv(), 1.f, s.dtype, seed + 2);
+  fill_normal(c.dout, c.nq(), 1.f, s.dtype, seed + 3);
 }
 
 // Float64 forward (O rounded to the dtype, LSE float32, as a forward kernel leaves
@@ -272,15 +280,16 @@ struct DeviceCase {
 
   // Calls f(compact index, device index) for every element of a tensor with `heads`
   // heads of `rows` rows: compact [b][h][row][d] on the host, BSHD with `slots` head
-  // slots per row on the device.
+  // slots per row on the device. (Batch, head) pairs run in parallel.
   template <typename F>
   void for_each_element(int heads, int slots, int rows, F f) const {
     const int d = s.head_dim;
-    for (int b = 0; b < s.batch; ++b)
-      for (int h = 0; h < heads; ++h)
-        for (int r = 0; r < rows; ++r)
-          for (int c = 0; c < d; ++c)
-            f(((int64_t(b) * heads + h) * rows + r) * d + c, ((int64_t(b) * rows + r) * slots + h) * d + c);
+    parallel_for(s.batch * heads, [&](int bh) {
+      const int b = bh / heads, h = bh % heads;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < d; ++c)
+          f(((int64_t(b) * heads + h) * rows + r) * d + c, ((int64_t(b) * rows + r) * slots + h) * d + c);
+    });
   }
   void upload(void* dst, const std::vector<float>& x, int heads, int slots, int rows) {
     std::vector<uint16_t> bits(int64_t(s.batch) * rows * slots * s.head_dim, 0xffff);  // NaN padding
@@ -485,10 +494,7 @@ void fill_synthetic(DeviceCase& dc, uint64_t seed) {
   HostCase c;
   c.s = s;
   fill_inputs(c, seed);
-  std::mt19937_64 rng(seed + 1);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  c.o.resize(c.nq());
-  for (auto& x : c.o) x = round_to(0.3f * nd(rng), s.dtype);
+  fill_normal(c.o, c.nq(), 0.3f, s.dtype, seed + 4);
   c.lse.resize(c.nlse());
   for (int bh = 0; bh < s.batch * s.heads; ++bh)
     for (int i = 0; i < s.seqlen_q; ++i) {
