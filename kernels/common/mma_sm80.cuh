@@ -127,4 +127,15 @@ __device__ __forceinline__ void load_tile_async(Elem* smem, const Elem* gmem, in
   }
 }
 
+// Key block n of K and V (rows n*Rows on; those at or past seqlen_k zero-filled) into
+// the shared tiles sK and sV; gK, gV point at row 0 of the head.
+template <int Rows, int Cols, int Threads, typename Elem>
+__device__ __forceinline__ void load_kv_block_async(Elem* sK, Elem* sV, const Elem* gK,
+                                                    const Elem* gV, int64_t k_ld, int64_t v_ld,
+                                                    int n, int seqlen_k, int tid) {
+  const int valid_rows = seqlen_k - n * Rows;
+  load_tile_async<Rows, Cols, Threads>(sK, gK + int64_t(n) * Rows * k_ld, k_ld, valid_rows, tid);
+  load_tile_async<Rows, Cols, Threads>(sV, gV + int64_t(n) * Rows * v_ld, v_ld, valid_rows, tid);
+}
+
 }  // namespace fa

@@ -1,4 +1,4 @@
-// Which AttnParams the 16-bit tiled kernels (fa1, fa2) accept.
+// Which AttnParams the 16-bit tiled kernels (fa1, fa2; forward and backward) accept.
 #pragma once
 #include <cstdint>
 
@@ -19,6 +19,23 @@ inline const char* tiled_kernel_unsupported(const AttnParams& p, ElemType dtype,
       p.q_head_stride % 8 || p.k_head_stride % 8 || p.v_head_stride % 8 || p.o_head_stride % 8 ||
       p.q_batch_stride % 8 || p.k_batch_stride % 8 || p.v_batch_stride % 8 || p.o_batch_stride % 8)
     return "strides must be multiples of 8 elements";
+  return nullptr;
+}
+
+// The same for a backward pass, which also reads dO and writes dQ, dK, dV with the
+// same 16-byte moves, and needs every query head to map to a K/V head.
+inline const char* tiled_backward_unsupported(const AttnParams& p, ElemType dtype, int head_dim) {
+  if (const char* why = tiled_kernel_unsupported(p, dtype, head_dim)) return why;
+  if (p.heads_kv <= 0 || p.heads % p.heads_kv != 0) return "heads must be a multiple of heads_kv";
+  if (p.seqlen_q <= 0 || p.seqlen_k <= 0) return "seqlen_q and seqlen_k must be positive";
+  auto misaligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0; };
+  if (misaligned(p.dout) || misaligned(p.dq) || misaligned(p.dk) || misaligned(p.dv))
+    return "gradient tensors must be 16-byte aligned";
+  if (p.do_row_stride % 8 || p.dq_row_stride % 8 || p.dk_row_stride % 8 || p.dv_row_stride % 8 ||
+      p.do_head_stride % 8 || p.dq_head_stride % 8 || p.dk_head_stride % 8 ||
+      p.dv_head_stride % 8 || p.do_batch_stride % 8 || p.dq_batch_stride % 8 ||
+      p.dk_batch_stride % 8 || p.dv_batch_stride % 8)
+    return "gradient strides must be multiples of 8 elements";
   return nullptr;
 }
 

@@ -81,13 +81,9 @@ __global__ void __launch_bounds__(Warps * 32)
   }
 
   auto load_kv = [&](int n, int stage) {
-    const int keys_valid = p.seqlen_k - n * BlockN;
-    load_tile_async<BlockN, HeadDim, T::kThreads>(sK + stage * T::kKVElems,
-                                                  gK + int64_t(n) * BlockN * p.k_row_stride,
-                                                  p.k_row_stride, keys_valid, tid);
-    load_tile_async<BlockN, HeadDim, T::kThreads>(sV + stage * T::kKVElems,
-                                                  gV + int64_t(n) * BlockN * p.v_row_stride,
-                                                  p.v_row_stride, keys_valid, tid);
+    load_kv_block_async<BlockN, HeadDim, T::kThreads>(sK + stage * T::kKVElems, sV + stage * T::kKVElems,
+                                                      gK, gV, p.k_row_stride, p.v_row_stride, n,
+                                                      p.seqlen_k, tid);
   };
 
   // Prologue: Q with the first K/V block, then Stages - 2 more blocks in flight.

@@ -11,7 +11,7 @@
 //   standard implementation in the kernel's precision (P and O rounded to the dtype)
 //   + a floor; outputs poisoned with NaN first. Exit 1 on any failure.
 // time: the paper-fwd points (batch*seqlen = 16384, hidden 2048, bf16), CUDA events,
-//   L2 flushed before every sample, median of >= 10 samples.
+//   L2 flushed and the stream held before every sample, median of >= 10 samples.
 // Exit 77 when there is no CUDA device (ctest reports it as skipped).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -28,61 +28,22 @@
 #include <vector>
 
 #include "common/gpu_entry.h"
+#include "standalone_util.h"
 
 namespace {
 
 using fa::AttnParams;
 using fa::ElemType;
 using fa::GpuKernelEntry;
-
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,              \
-                   cudaGetErrorString(e_));                                                  \
-      std::exit(2);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-struct Shape {
-  int batch, heads, heads_kv, seqlen_q, seqlen_k, head_dim;
-  bool causal;
-  ElemType dtype;
-  float q_scale = 1.f;  // > 1: large-magnitude scores (online-softmax rescale, overflow)
-};
-
-const char* dtype_name(ElemType t) { return t == ElemType::bf16 ? "bf16" : "fp16"; }
-
-float round_to(float x, ElemType t) {
-  return t == ElemType::bf16 ? __bfloat162float(__float2bfloat16_rn(x))
-                             : __half2float(__float2half_rn(x));
-}
-uint16_t to_bits(float x, ElemType t) {
-  if (t == ElemType::bf16) {
-    __nv_bfloat16 h = __float2bfloat16_rn(x);
-    return *reinterpret_cast<uint16_t*>(&h);
-  }
-  __half h = __float2half_rn(x);
-  return *reinterpret_cast<uint16_t*>(&h);
-}
-float from_bits(uint16_t b, ElemType t) {
-  if (t == ElemType::bf16) return __bfloat162float(*reinterpret_cast<__nv_bfloat16*>(&b));
-  return __half2float(*reinterpret_cast<__half*>(&b));
-}
-
-int key_end(const Shape& s, int row) {
-  if (!s.causal) return s.seqlen_k;
-  return std::clamp(row + s.seqlen_k - s.seqlen_q + 1, 0, s.seqlen_k);
-}
+using namespace fa::standalone;  // Shape, key_end, dtype rounding, entry names
 
 // Device buffers for one shape, inputs uploaded once.
 struct Buffers {
   Shape s;
   std::vector<float> q, k, v;  // host copies, already rounded to the dtype
-  void *dq = nullptr, *dk = nullptr, *dv = nullptr, *dout = nullptr, *work = nullptr;
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr, *dout = nullptr;
   float* dlse = nullptr;
-  int64_t work_bytes = 0;
+  fa::standalone::Workspace work;
   int64_t nq() const { return int64_t(s.batch) * s.seqlen_q * s.heads * s.head_dim; }
   int64_t nkv() const { return int64_t(s.batch) * s.seqlen_k * s.heads_kv * s.head_dim; }
   int64_t nlse() const { return int64_t(s.batch) * s.heads * s.seqlen_q; }
@@ -118,35 +79,17 @@ struct Buffers {
     cudaFree(dv);
     cudaFree(dout);
     cudaFree(dlse);
-    cudaFree(work);
   }
   AttnParams params(const GpuKernelEntry& e) {
-    AttnParams p;
+    AttnParams p = fa::standalone::problem_params(s.batch, s.heads, s.heads_kv, s.seqlen_q,
+                                                  s.seqlen_k, s.head_dim, s.causal, s.dtype);
     p.q = dq;
     p.k = dk;
     p.v = dv;
     p.o = dout;
     p.lse = dlse;
-    p.batch = s.batch;
-    p.heads = s.heads;
-    p.heads_kv = s.heads_kv;
-    p.seqlen_q = s.seqlen_q;
-    p.seqlen_k = s.seqlen_k;
-    p.head_dim = s.head_dim;
-    p.softmax_scale = 1.f / std::sqrt(float(s.head_dim));
-    p.softmax_scale_log2 = p.softmax_scale * 1.4426950408889634f;
-    p.causal = s.causal;
-    p.dtype = s.dtype;
     fa::set_contiguous_strides(p);
-    const int64_t need = e.workspace_bytes(p);
-    if (need > work_bytes) {
-      cudaFree(work);
-      work = nullptr;
-      CHECK_CUDA(cudaMalloc(&work, need));
-      work_bytes = need;
-    }
-    p.workspace = work;
-    p.workspace_bytes = work_bytes;
+    work.attach(p, e.workspace_bytes(p));
     return p;
   }
 };
@@ -209,16 +152,6 @@ Reference reference(const Buffers& B, std::vector<int> rows) {
   for (auto& th : pool) th.join();
   for (double e : errs) R.std_err = std::max(R.std_err, e);
   return R;
-}
-
-std::string entry_name(const GpuKernelEntry& e) {
-  char buf[128];
-  if (e.head_dim == 0)
-    std::snprintf(buf, sizeof buf, "%s.%s", e.family, dtype_name(e.dtype));
-  else
-    std::snprintf(buf, sizeof buf, "%s.%s.hd%d.%dx%d.w%d.s%d", e.family, dtype_name(e.dtype),
-                  e.head_dim, e.block_m, e.block_n, e.warps, e.stages);
-  return buf;
 }
 
 bool runs(const GpuKernelEntry& e, const Shape& s) {
@@ -295,18 +228,6 @@ std::vector<int> sample_rows(int seqlen_q, uint64_t seed) {
   return rows;
 }
 
-bool in_list(const std::string& list, const std::string& item) {
-  if (list.empty()) return true;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t c = list.find(',', pos);
-    if (list.substr(pos, c == std::string::npos ? std::string::npos : c - pos) == item) return true;
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return false;
-}
-
 bool is_forward(const GpuKernelEntry& e) { return std::strcmp(e.pass, "fwd") == 0; }
 
 int run_checks(const std::string& families, const std::string& hds, uint64_t seed) {
@@ -345,42 +266,6 @@ int run_checks(const std::string& families, const std::string& hds, uint64_t see
   return failures;
 }
 
-struct Timing {
-  double median_ms, p10_ms, p90_ms;
-  int samples;
-};
-
-Timing time_entry(const GpuKernelEntry& e, Buffers& B, void* flush, size_t flush_bytes) {
-  AttnParams p = B.params(e);
-  cudaEvent_t t0, t1;
-  CHECK_CUDA(cudaEventCreate(&t0));
-  CHECK_CUDA(cudaEventCreate(&t1));
-  for (int i = 0; i < 3; ++i) {
-    if (e.launch(p, nullptr) != 0) return {-1, -1, -1, 0};
-  }
-  CHECK_CUDA(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  double total = 0;
-  while (ms.size() < 10 || (ms.size() < 100 && total < 200.0)) {
-    CHECK_CUDA(cudaMemsetAsync(flush, int(ms.size() & 0xff), flush_bytes));  // cold L2
-    CHECK_CUDA(cudaEventRecord(t0));
-    const int rc = e.launch(p, nullptr);
-    CHECK_CUDA(cudaEventRecord(t1));
-    CHECK_CUDA(cudaEventSynchronize(t1));
-    if (rc != 0) return {-1, -1, -1, 0};
-    float x = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&x, t0, t1));
-    ms.push_back(x);
-    total += x;
-  }
-  CHECK_CUDA(cudaGetLastError());
-  cudaEventDestroy(t0);
-  cudaEventDestroy(t1);
-  std::sort(ms.begin(), ms.end());
-  auto q = [&](double f) { return ms[size_t(f * (ms.size() - 1))]; };
-  return {q(0.5), q(0.1), q(0.9), int(ms.size())};
-}
-
 int run_timing(const std::string& families, const std::string& hds, const std::string& seqlens,
                const std::string& csv, uint64_t seed) {
   int l2 = 0;
@@ -402,7 +287,7 @@ int run_timing(const std::string& families, const std::string& hds, const std::s
           if (!is_forward(e) || !runs(e, s) || !in_list(families, e.family)) continue;
           AttnParams p = B.params(e);
           if (e.unsupported(p)) continue;
-          Timing t = time_entry(e, B, flush, flush_bytes);
+          const Timing t = time_launches([&](cudaStream_t st) { return e.launch(p, st); }, flush, flush_bytes);
           const double tf = t.median_ms > 0 ? flops / (t.median_ms * 1e-3) / 1e12 : 0;
           std::printf("%-32s d%-3d n%-5d %-6s %8.3f ms  %6.1f TFLOP/s  (p10 %.3f p90 %.3f, %d samples)\n",
                       entry_name(e).c_str(), d, n, causal ? "causal" : "", t.median_ms, tf, t.p10_ms,
