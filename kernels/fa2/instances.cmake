@@ -28,10 +28,9 @@ fa_add_instances(FA_FAMILY_INSTANCES fa2 fa2/fa2_fwd.cuh fa::Fa2Kernel
 #   hd256   64x64.w4.s2  255 / 253       201 KiB
 # (one CTA per SM: registers or shared memory). The deterministic dQ kernel: 161 / 217 /
 # 246 regs and 48 / 96 / 128 KiB at hd 64 / 128 / 256.
-fa_add_bwd_instances(FA2_BWD_INSTANCES fa2 fa2/fa2_bwd.cuh fa::Fa2BwdKernel
+fa_add_bwd_instances(FA_FAMILY_INSTANCES fa2 fa2/fa2_bwd.cuh fa::Fa2BwdKernel
   bf16:64:128:128:8:2  fp16:64:128:128:8:2
   bf16:64:128:128:8:3  fp16:64:128:128:8:3
   bf16:128:128:128:8:2 fp16:128:128:128:8:2
   bf16:128:64:128:8:2  fp16:128:64:128:8:2
   bf16:256:64:64:4:2   fp16:256:64:64:4:2)
-list(APPEND FA_FAMILY_INSTANCES ${FA2_BWD_INSTANCES})
