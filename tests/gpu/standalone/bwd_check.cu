@@ -12,7 +12,8 @@
 //   with float64 CPU gradients; per tensor, tolerance = 2 x the max abs error of a
 //   standard backward run in the kernel's precision (float32 accumulation, P and dS
 //   rounded to the dtype, O as the forward stored it) + a floor of (bf16 2e-3, fp16
-//   2.5e-4) x the tensor's largest reference value. One line per case, entry and mode.
+//   2.5e-4) x the tensor's largest reference value + 1e-5 x the largest reference
+//   value of the three gradients. One line per case, entry and mode.
 // det: each entry twice with deterministic = true, dQ/dK/dV compared bit for bit
 //   (a difference fails); the same for the default mode, reported only.
 // time: the paper points (batch*seqlen = 16384, hidden 2048, bf16, seqlen 512..16384,
@@ -390,7 +391,12 @@ bool compare(const HostCase& c, DeviceCase& dc, const std::string& label) {
   std::string why;
   for (int t = 0; t < 3; ++t) {
     const std::vector<float> got = dc.download_grad(t);
-    const double floor = (s.dtype == ElemType::bf16 ? 2e-3 : 2.5e-4) * c.ref_max[t] + 1e-6;
+    // The absolute part covers float32 cancellation where an exact gradient is 0:
+    // with seqlen_k = 1, dS = P (dP - D) cancels exactly, and a kernel that sums dP
+    // and D in different orders leaves ~1e-6 (seen on the H200 for fa2 and fa3,
+    // where the standard backward, summing both in one order, leaves 0).
+    const double scale = std::max({c.ref_max[0], c.ref_max[1], c.ref_max[2]});
+    const double floor = (s.dtype == ElemType::bf16 ? 2e-3 : 2.5e-4) * c.ref_max[t] + 1e-5 * scale + 1e-6;
     const double tol = 2 * c.std_err[t] + floor;
     double err = 0;
     int64_t worst = 0, nonfinite = 0;
