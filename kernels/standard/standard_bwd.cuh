@@ -24,8 +24,10 @@
 // Extra memory (p.workspace, bytes): round_up(8 * (7 * B*H + 2 * B*H_kv), 256)
 // for cuBLAS's pointer arrays, + 2 * round_up(2 * B*H*N_q*N_k, 256) for S/P and
 // dP/dS (16-bit), + (G > 1 ? 2 * 4 * B*H_kv*N_k*d : 0) for the dK/dV
-// accumulators. The two N^2 buffers make long sequences fail with status `oom`,
-// as the forward does (same N^2 size as its S and P).
+// accumulators. S and P share one N^2 buffer and dP and dS the other, each
+// written over the one before it (an eager framework's autograd holds three at
+// its peak: P, dP and dS). The two make long sequences fail with status `oom` as
+// the forward's S and P do, at the same size.
 //
 // HBM traffic per (batch, query head), s = dtype bytes, GEMMs counted as ideal
 // (each operand read once), G = 1:
