@@ -60,4 +60,26 @@ __device__ __forceinline__ void mask_scores(float (&acc)[MTiles][NTiles][4], con
   }
 }
 
+// The same for a transposed score tile S^T (rows are keys, columns queries), as a
+// backward that computes S^T = K Q^T holds it: acc[kt][nt][0..1] key g, acc[kt][nt][2..3]
+// key g+8 of k-tile kt, queries 2t, 2t+1 of n-tile nt. key0/q0: this warp's first key / query.
+template <int KTiles, int QTiles>
+__device__ __forceinline__ void mask_scores_t(float (&acc)[KTiles][QTiles][4], const KeyRange& kr,
+                                              int key0, int q0, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int nt = 0; nt < QTiles; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int end = kr.key_end(q0 + nt * 8 + 2 * t + e);
+#pragma unroll
+      for (int kt = 0; kt < KTiles; ++kt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          if (key0 + kt * 16 + g + half * 8 >= end) acc[kt][nt][half * 2 + e] = -INFINITY;
+      }
+    }
+  }
+}
+
 }  // namespace fa

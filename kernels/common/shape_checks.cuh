@@ -22,6 +22,19 @@ inline const char* tiled_kernel_unsupported(const AttnParams& p, ElemType dtype,
   return nullptr;
 }
 
+// The backward's gradient tensors, under the same rule: dO is read like O, and
+// dQ, dK, dV are written in pairs or wider.
+inline const char* gradients_unsupported(const AttnParams& p) {
+  auto misaligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) != 0; };
+  if (misaligned(p.dout) || misaligned(p.dq) || misaligned(p.dk) || misaligned(p.dv))
+    return "gradient tensors must be 16-byte aligned";
+  if (p.do_row_stride % 8 || p.dq_row_stride % 8 || p.dk_row_stride % 8 || p.dv_row_stride % 8 ||
+      p.do_head_stride % 8 || p.dq_head_stride % 8 || p.dk_head_stride % 8 || p.dv_head_stride % 8 ||
+      p.do_batch_stride % 8 || p.dq_batch_stride % 8 || p.dk_batch_stride % 8 || p.dv_batch_stride % 8)
+    return "gradient strides must be multiples of 8 elements";
+  return nullptr;
+}
+
 template <typename Elem>
 constexpr ElemType elem_type_of() {
   return ElemTraits<Elem>::is_bf16 ? ElemType::bf16 : ElemType::f16;
