@@ -28,9 +28,9 @@
 //
 // Spreading j over CTAs (Algorithm 4 runs j in sequence inside one thread block)
 // is what flash-attention v1's backward did to fill the GPU; it turns the
-// read-modify-write of dQ_i into a float32 atomicAdd (red.global.add.v2.f32),
+// read-modify-write of dQ_i into float32 atomic adds (red.global.add.v2.f32),
 // whose order is not fixed. p.deterministic fixes it: CTAs take turns at each
-// (head, Q block), in increasing j (common/ordered_turn.cuh).
+// (head, Q block), in increasing j (common/global_accumulate.cuh).
 //
 // GQA/MQA: a CTA serves one KV head, so its inner loop runs over every query head
 // of the group: dK_j, dV_j sum over the group on chip and are written once.
@@ -72,9 +72,9 @@
 #include "common/attn_params.h"
 #include "common/convert.cuh"
 #include "common/cuda_check.cuh"
+#include "common/global_accumulate.cuh"
 #include "common/mask.cuh"
 #include "common/mma_sm80.cuh"
-#include "common/ordered_turn.cuh"
 #include "common/shape_checks.cuh"
 #include "common/softmax.cuh"
 #include "common/warp_mma.cuh"
@@ -366,8 +366,7 @@ __global__ void __launch_bounds__(Warps * 32)
 #pragma unroll
           for (int dt = 0; dt < kPassTiles; ++dt) {
             const int col = (qd * T::kQDTiles + pass * kPassTiles + dt) * 8 + 2 * t;
-            atomicAdd(reinterpret_cast<float2*>(dq + r * HeadDim + col),
-                      make_float2(acc_dq[mt][dt][2 * half], acc_dq[mt][dt][2 * half + 1]));
+            red_add_v2(dq + r * HeadDim + col, acc_dq[mt][dt][2 * half], acc_dq[mt][dt][2 * half + 1]);
           }
         }
       }
