@@ -62,12 +62,32 @@ __device__ __forceinline__ void warp_qk(float (&acc_s)[MTiles][NTiles][4], uint3
   }
 }
 
+// One 16-deep k-step kk of acc += A B with A's fragments a[mt] in registers and B
+// rows [16kk, 16kk + 16) of a swizzled [rows][BCols] tile read transposed (V as the
+// B operand of P V; v_base from v_lane_base<BCols>), columns [16*dp0, 16*dp0 + 8*DTiles).
+template <typename Elem, int BCols, int MTiles, int DTiles>
+__device__ __forceinline__ void mma_kstep_bt(float (&acc)[MTiles][DTiles][4],
+                                             const uint32_t (&a)[MTiles][4], uint32_t v_base,
+                                             int dp0, int kk) {
+  static_assert(DTiles % 2 == 0, "B is loaded 16 columns at a time");
+  constexpr int kRowBytes = BCols * 2;
+#pragma unroll
+  for (int dp = 0; dp < DTiles / 2; ++dp) {
+    uint32_t b[4];
+    ldmatrix_x4_trans(b, swizzle_step(v_base, dp0 + dp) + kk * 16 * kRowBytes);
+#pragma unroll
+    for (int mt = 0; mt < MTiles; ++mt) {
+      mma_16816<Elem>(acc[mt][2 * dp], a[mt], b[0], b[1]);
+      mma_16816<Elem>(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
+    }
+  }
+}
+
 // acc_o += P V with P = acc_s (already exponentiated) rounded to Elem: two adjacent
 // C fragments of S are one A fragment, so P never leaves the registers.
 template <typename Elem, int HeadDim, int MTiles, int NTiles>
 __device__ __forceinline__ void warp_pv(float (&acc_o)[MTiles][HeadDim / 8][4],
                                         const float (&acc_s)[MTiles][NTiles][4], uint32_t v_base) {
-  constexpr int kRowBytes = HeadDim * 2;
 #pragma unroll
   for (int kk = 0; kk < NTiles / 2; ++kk) {
     uint32_t a[MTiles][4];
@@ -78,16 +98,7 @@ __device__ __forceinline__ void warp_pv(float (&acc_o)[MTiles][HeadDim / 8][4],
       a[mt][2] = pack2<Elem>(acc_s[mt][2 * kk + 1][0], acc_s[mt][2 * kk + 1][1]);
       a[mt][3] = pack2<Elem>(acc_s[mt][2 * kk + 1][2], acc_s[mt][2 * kk + 1][3]);
     }
-#pragma unroll
-    for (int dp = 0; dp < HeadDim / 16; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, swizzle_step(v_base, dp) + kk * 16 * kRowBytes);
-#pragma unroll
-      for (int mt = 0; mt < MTiles; ++mt) {
-        mma_16816<Elem>(acc_o[mt][2 * dp], a[mt], b[0], b[1]);
-        mma_16816<Elem>(acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
-      }
-    }
+    mma_kstep_bt<Elem, HeadDim>(acc_o, a, v_base, 0, kk);
   }
 }
 
@@ -97,23 +108,14 @@ __device__ __forceinline__ void warp_pv(float (&acc_o)[MTiles][HeadDim / 8][4],
 template <typename Elem, int Keys, int HeadDim, int MTiles, int DTiles>
 __device__ __forceinline__ void warp_pv_smem(float (&acc_o)[MTiles][DTiles][4], uint32_t p_base,
                                              uint32_t v_base, int dp0) {
-  constexpr int kPRowBytes = Keys * 2, kVRowBytes = HeadDim * 2;
+  constexpr int kPRowBytes = Keys * 2;
 #pragma unroll
   for (int kk = 0; kk < Keys / 16; ++kk) {
     uint32_t a[MTiles][4];
 #pragma unroll
     for (int mt = 0; mt < MTiles; ++mt)
       ldmatrix_x4(a[mt], swizzle_step(p_base, kk) + mt * 16 * kPRowBytes);
-#pragma unroll
-    for (int dp = 0; dp < DTiles / 2; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, swizzle_step(v_base, dp0 + dp) + kk * 16 * kVRowBytes);
-#pragma unroll
-      for (int mt = 0; mt < MTiles; ++mt) {
-        mma_16816<Elem>(acc_o[mt][2 * dp], a[mt], b[0], b[1]);
-        mma_16816<Elem>(acc_o[mt][2 * dp + 1], a[mt], b[2], b[3]);
-      }
-    }
+    mma_kstep_bt<Elem, HeadDim>(acc_o, a, v_base, dp0, kk);
   }
 }
 

@@ -35,26 +35,16 @@ __device__ __forceinline__ uint32_t at_lane_base(const void* tile, int lane) {
 template <typename Elem, int Keys, int ACols, int BCols, int MTiles, int DTiles>
 __device__ __forceinline__ void warp_at_b(float (&acc)[MTiles][DTiles][4], uint32_t a_base,
                                           uint32_t b_base) {
-  static_assert(DTiles % 2 == 0, "B is loaded 16 columns at a time");
   static_assert((MTiles & (MTiles - 1)) == 0 && ((DTiles / 2) & (DTiles / 2 - 1)) == 0,
                 "power-of-two tiles per warp");
-  constexpr int kARowBytes = ACols * 2, kBRowBytes = BCols * 2;
+  constexpr int kARowBytes = ACols * 2;
 #pragma unroll
   for (int kk = 0; kk < Keys / 16; ++kk) {
     uint32_t a[MTiles][4];
 #pragma unroll
     for (int mt = 0; mt < MTiles; ++mt)
       ldmatrix_x4_trans(a[mt], swizzle_step(a_base, mt) + kk * 16 * kARowBytes);
-#pragma unroll
-    for (int dp = 0; dp < DTiles / 2; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, swizzle_step(b_base, dp) + kk * 16 * kBRowBytes);
-#pragma unroll
-      for (int mt = 0; mt < MTiles; ++mt) {
-        mma_16816<Elem>(acc[mt][2 * dp], a[mt], b[0], b[1]);
-        mma_16816<Elem>(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
-      }
-    }
+    mma_kstep_bt<Elem, BCols>(acc, a, b_base, 0, kk);
   }
 }
 
@@ -82,19 +72,14 @@ __device__ __forceinline__ void pack_a(uint32_t (&a)[MTiles][NTiles / 2][4],
 template <typename Elem, int HeadDim, int MTiles, int KSteps>
 __device__ __forceinline__ void warp_ab(float (&acc)[MTiles][HeadDim / 8][4],
                                         const uint32_t (&a)[MTiles][KSteps][4], uint32_t b_base) {
-  constexpr int kRowBytes = HeadDim * 2;
 #pragma unroll
   for (int kk = 0; kk < KSteps; ++kk) {
+    uint32_t ak[MTiles][4];
 #pragma unroll
-    for (int dp = 0; dp < HeadDim / 16; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, swizzle_step(b_base, dp) + kk * 16 * kRowBytes);
+    for (int mt = 0; mt < MTiles; ++mt)
 #pragma unroll
-      for (int mt = 0; mt < MTiles; ++mt) {
-        mma_16816<Elem>(acc[mt][2 * dp], a[mt][kk], b[0], b[1]);
-        mma_16816<Elem>(acc[mt][2 * dp + 1], a[mt][kk], b[2], b[3]);
-      }
-    }
+      for (int r = 0; r < 4; ++r) ak[mt][r] = a[mt][kk][r];
+    mma_kstep_bt<Elem, HeadDim>(acc, ak, b_base, 0, kk);
   }
 }
 
