@@ -48,7 +48,8 @@
 // GEMMs of S^T, dP^T (and, keys per warp, dV and dK); wait for the next loads;
 // barrier; D of the next step (from its landed O and dO) while dQ's GEMM and
 // atomics run. With Stages = 1 (where two stages do not fit), D is computed at the
-// top and the next loads wait for a barrier after dV and dK.
+// top, the next O_i loads from there on, and the next Q_i, dO_i, LSE_i wait for a
+// barrier after dV and dK.
 //
 // HBM traffic per (batch, query head), s = dtype bytes, G = heads / heads_kv,
 // r_i the rows of Q block i and V_i the number of B_c = block_n wide K/V blocks
@@ -213,23 +214,35 @@ __global__ void __launch_bounds__(Warps * 32)
     return x;
   };
 
-  auto load_stage = [&](Step st, int s) {
-    const int64_t row0 = int64_t(st.i) * BlockM;
+  // The stage's tiles; load_o (O_i, read only by compute_d) and load_rest apart, so
+  // with one stage O_i's copy can start as soon as D_i is computed.
+  auto gmem_rows = [&](const void* base, int64_t batch_stride, int64_t head_stride,
+                       int64_t row_stride, Step st) {
+    return static_cast<const Elem*>(base) + b * batch_stride + st.h * head_stride +
+           int64_t(st.i) * BlockM * row_stride;
+  };
+  auto load_o = [&](Step st, int s) {
+    load_tile_async<BlockM, HeadDim, T::kThreads>(
+        sO(s), gmem_rows(p.o, p.o_batch_stride, p.o_head_stride, p.o_row_stride, st), p.o_row_stride,
+        sq - st.i * BlockM, tid);
+  };
+  auto load_rest = [&](Step st, int s) {
     const int rows_valid = sq - st.i * BlockM;
     load_tile_async<BlockM, HeadDim, T::kThreads>(
-        sQ(s), static_cast<const Elem*>(p.q) + b * p.q_batch_stride + st.h * p.q_head_stride + row0 * p.q_row_stride,
-        p.q_row_stride, rows_valid, tid);
+        sQ(s), gmem_rows(p.q, p.q_batch_stride, p.q_head_stride, p.q_row_stride, st), p.q_row_stride,
+        rows_valid, tid);
     load_tile_async<BlockM, HeadDim, T::kThreads>(
-        sdO(s), static_cast<const Elem*>(p.dout) + b * p.do_batch_stride + st.h * p.do_head_stride + row0 * p.do_row_stride,
+        sdO(s), gmem_rows(p.dout, p.do_batch_stride, p.do_head_stride, p.do_row_stride, st),
         p.do_row_stride, rows_valid, tid);
-    load_tile_async<BlockM, HeadDim, T::kThreads>(
-        sO(s), static_cast<const Elem*>(p.o) + b * p.o_batch_stride + st.h * p.o_head_stride + row0 * p.o_row_stride,
-        p.o_row_stride, rows_valid, tid);
     if (tid < BlockM) {
       const bool valid = tid < rows_valid;
-      const float* src = p.lse + (int64_t(b) * p.heads + st.h) * sq + row0 + tid;
+      const float* src = p.lse + (int64_t(b) * p.heads + st.h) * sq + int64_t(st.i) * BlockM + tid;
       cp_async_4(smem_addr(sLse(s) + tid), valid ? src : p.lse, valid);
     }
+  };
+  auto load_stage = [&](Step st, int s) {
+    load_rest(st, s);
+    load_o(st, s);
   };
   // D_i = rowsum(dO_i o O_i) into sD, and LSE_i into its exp2 offset (+inf where the
   // row sees no key or lies past seqlen_q: P = exp2(-inf) = 0 there, never NaN).
@@ -272,6 +285,9 @@ __global__ void __launch_bounds__(Warps * 32)
     __syncthreads();  // sD, the LSE offsets visible; every warp is done with the other stage and sdS
     if constexpr (Stages == 2) {
       if (has_next) load_stage(advance(st), s ^ 1);
+      cp_async_commit();
+    } else {
+      if (has_next) load_o(advance(st), 0);  // O_i has served its only purpose, D_i
       cp_async_commit();
     }
     const uint32_t so = uint32_t(s * T::kStageBytes);
@@ -338,8 +354,8 @@ __global__ void __launch_bounds__(Warps * 32)
       warp_pv_smem<Elem, BlockM, HeadDim>(acc_dk, dst_a, swizzle_step(q_t, d0 / 16) + so, 0);
     }
     if constexpr (Stages == 1) {
-      __syncthreads();  // every warp is done with Q_i, dO_i, O_i, LSE_i
-      if (has_next) load_stage(advance(st), 0);
+      __syncthreads();  // every warp is done with Q_i, dO_i, LSE_i
+      if (has_next) load_rest(advance(st), 0);
       cp_async_commit();
     }
 
