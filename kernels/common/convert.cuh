@@ -19,6 +19,9 @@ struct ElemTraits<__half> {
   }
   __host__ __device__ static float to_float(__half x) { return __half2float(x); }
   __host__ __device__ static __half from_float(float x) { return __float2half_rn(x); }
+  __device__ static float2 unpack(uint32_t x) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&x));
+  }
 };
 
 template <>
@@ -30,12 +33,21 @@ struct ElemTraits<__nv_bfloat16> {
   }
   __host__ __device__ static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
   __host__ __device__ static __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
+  __device__ static float2 unpack(uint32_t x) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  }
 };
 
 // Packs two floats into one register of Elem pairs (lo in the low half).
 template <typename Elem>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   return ElemTraits<Elem>::pack(lo, hi);
+}
+
+// The inverse: one register of Elem pairs to two floats (x = low half).
+template <typename Elem>
+__device__ __forceinline__ float2 unpack2(uint32_t x) {
+  return ElemTraits<Elem>::unpack(x);
 }
 
 }  // namespace fa

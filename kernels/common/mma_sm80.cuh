@@ -102,6 +102,13 @@ __device__ __forceinline__ uint32_t swizzle_base(const void* tile, int row, int 
 __device__ __forceinline__ uint32_t swizzle_step(uint32_t base, int k) {
   return (base ^ uint32_t((k * 32) & 0x60)) + uint32_t((k * 32) & ~0x7f);
 }
+// The general form: the address n chunks further along the row, for a base whose
+// logical chunk shares no bit with n's low three (no carry between them: e.g. a
+// base chunk below a power of two that divides n). swizzle_step(base, k) is
+// swizzle_chunks(base, 2k) for a base chunk of 0 or 1.
+__device__ __forceinline__ uint32_t swizzle_chunks(uint32_t base, int n) {
+  return (base ^ uint32_t((n & 7) << 4)) + uint32_t((n >> 3) << 7);
+}
 
 // Copies a Rows x Cols tile (row stride `ld` elements in global memory) into a
 // swizzled shared tile with cp.async; rows >= valid_rows are zero-filled. Each

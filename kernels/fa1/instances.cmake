@@ -18,3 +18,16 @@ fa_add_instances(FA_FAMILY_INSTANCES fa1 fa1/fa1_fwd.cuh fa::Fa1Kernel
   bf16:256:128:32:8:2  fp16:256:128:32:8:2
   bf16:256:64:128:8:2  fp16:256:64:128:8:2
   bf16:256:32:128:8:2  fp16:256:32:128:8:2)
+# The backward, Algorithm 4 (fa1_bwd.cuh): block_m = Q rows per inner step,
+# block_n = keys per CTA, stages = Q_i/dO_i/O_i buffers. Key-per-warp tiles (one
+# warp per 16 keys: hd64 and hd128) keep P^T and dS^T in registers for dV and dK;
+# with 128-row Q blocks and 64 keys, and at hd256, two warps share 16 keys,
+# splitting the head dim of dK/dV, with P^T through shared memory; one stage
+# where two do not fit. hd64 128x128.w8 is left out: its fp16 build spills.
+fa_add_bwd_instances(FA_FAMILY_INSTANCES fa1 fa1/fa1_bwd.cuh fa::Fa1BwdKernel
+  bf16:64:64:128:8:2   fp16:64:64:128:8:2
+  bf16:64:128:64:8:2   fp16:64:128:64:8:2
+  bf16:64:64:64:4:2    fp16:64:64:64:4:2
+  bf16:128:64:128:8:2  fp16:128:64:128:8:2
+  bf16:128:128:64:8:1  fp16:128:128:64:8:1
+  bf16:256:64:64:8:1   fp16:256:64:64:8:1)

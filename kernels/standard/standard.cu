@@ -6,46 +6,21 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
-#include <map>
 
 #include "common/convert.cuh"
 #include "common/cuda_check.cuh"
 #include "common/mask.cuh"
+#include "standard/standard_glue.h"
+#include "standard/row_reduce.cuh"
 
 namespace fa {
 namespace {
 
 constexpr int kSoftmaxThreads = 256;
 
-int64_t score_elems(const AttnParams& p) {
-  return int64_t(p.batch) * p.heads * p.seqlen_q * p.seqlen_k;
-}
-int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 // Workspace layout: six pointer arrays (A, B, C of both GEMMs), then S, then P.
 int64_t pointer_bytes(const AttnParams& p) {
   return round_up(6 * int64_t(p.batch) * p.heads * int64_t(sizeof(void*)), 256);
-}
-
-// One cuBLAS handle per host thread and device, created on first use (outside the
-// timed region: the runner warms up) and kept for the process.
-cublasHandle_t cublas_handle(int device) {
-  thread_local std::map<int, cublasHandle_t> handles;
-  auto it = handles.find(device);
-  if (it != handles.end()) return it->second;
-  cublasHandle_t h = nullptr;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return nullptr;
-  handles[device] = h;
-  return h;
-}
-
-int cublas_to_cuda(cublasStatus_t s) {
-  switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return int(cudaSuccess);
-    case CUBLAS_STATUS_ALLOC_FAILED: return int(cudaErrorMemoryAllocation);
-    case CUBLAS_STATUS_NOT_SUPPORTED: return int(cudaErrorNotSupported);
-    case CUBLAS_STATUS_INVALID_VALUE: return int(cudaErrorInvalidValue);
-    default: return int(cudaErrorUnknown);
-  }
 }
 
 // Per (batch, head): K, Q, S for S^T = K Q^T and V, P, O for O^T = V^T P^T (cuBLAS is
@@ -66,21 +41,6 @@ __global__ void fill_pointers(const AttnParams p, void** ptrs, Elem* S, Elem* P)
   ptrs[5 * n + bh] = static_cast<Elem*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
 }
 
-__device__ float block_reduce(float v, bool is_max, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffff, v, o);
-    v = is_max ? fmaxf(v, w) : v + w;
-  }
-  __syncthreads();  // scratch may still be read from the previous reduction
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = scratch[0];
-  for (int i = 1; i < kSoftmaxThreads / 32; ++i) v = is_max ? fmaxf(v, scratch[i]) : v + scratch[i];
-  return v;
-}
-
 // One CTA per score row: P = softmax(S) over the keys the row sees (0 elsewhere),
 // LSE = max + log(sum). S already carries the softmax scale.
 template <typename Elem>
@@ -96,11 +56,11 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   float mx = -INFINITY;
   for (int j = threadIdx.x; j < end; j += kSoftmaxThreads)
     mx = fmaxf(mx, ElemTraits<Elem>::to_float(s[j]));
-  mx = block_reduce(mx, true, scratch);
+  mx = block_reduce<kSoftmaxThreads>(mx, true, scratch);
   float sum = 0.f;
   for (int j = threadIdx.x; j < end; j += kSoftmaxThreads)
     sum += __expf(ElemTraits<Elem>::to_float(s[j]) - mx);
-  sum = block_reduce(sum, false, scratch);
+  sum = block_reduce<kSoftmaxThreads>(sum, false, scratch);
 
   const float inv = end > 0 ? 1.f / sum : 0.f;
   for (int j = threadIdx.x; j < p.seqlen_k; j += kSoftmaxThreads) {
@@ -112,11 +72,8 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
 
 template <typename Elem>
 int launch_typed(const AttnParams& p, cudaStream_t stream, cudaDataType_t dt) {
-  int device = 0;
-  FA_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-  cublasHandle_t handle = cublas_handle(device);
-  if (handle == nullptr) return int(cudaErrorInitializationError);
-  if (cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) return int(cudaErrorUnknown);
+  cublasHandle_t handle = nullptr;
+  FA_CUDA_RETURN_IF_ERROR(cudaError_t(cublas_bind(stream, &handle)));
 
   const int n = p.batch * p.heads;
   auto* base = static_cast<char*>(p.workspace);
@@ -126,24 +83,19 @@ int launch_typed(const AttnParams& p, cudaStream_t stream, cudaDataType_t dt) {
   fill_pointers<Elem><<<(n + 127) / 128, 128, 0, stream>>>(p, ptrs, S, P);
   FA_CUDA_RETURN_LAUNCH_ERROR();
 
-  const float alpha = p.softmax_scale, one = 1.f, zero = 0.f;
   // S^T (seqlen_k x seqlen_q, column-major) = K (as op T) * Q^T
-  cublasStatus_t st = cublasGemmBatchedEx(
-      handle, CUBLAS_OP_T, CUBLAS_OP_N, p.seqlen_k, p.seqlen_q, p.head_dim, &alpha, const_cast<const void* const*>(ptrs + 0 * n),
-      dt, int(p.k_row_stride), const_cast<const void* const*>(ptrs + 1 * n), dt, int(p.q_row_stride), &zero,
-      ptrs + 2 * n, dt, p.seqlen_k, n, CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT);
-  if (st != CUBLAS_STATUS_SUCCESS) return cublas_to_cuda(st);
+  FA_CUDA_RETURN_IF_ERROR(cudaError_t(gemm_batched(
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, p.seqlen_k, p.seqlen_q, p.head_dim, p.softmax_scale,
+      ptrs + 0 * n, p.k_row_stride, ptrs + 1 * n, p.q_row_stride, 0.f, ptrs + 2 * n, p.seqlen_k, n,
+      dt, dt)));
 
   softmax_rows<Elem><<<dim3(unsigned(int64_t(n) * p.seqlen_q)), kSoftmaxThreads, 0, stream>>>(p, S, P);
   FA_CUDA_RETURN_LAUNCH_ERROR();
 
   // O^T (head_dim x seqlen_q) = V^T * P^T
-  st = cublasGemmBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, p.head_dim, p.seqlen_q, p.seqlen_k,
-                           &one, const_cast<const void* const*>(ptrs + 3 * n), dt, int(p.v_row_stride), const_cast<const void* const*>(ptrs + 4 * n), dt,
-                           p.seqlen_k, &zero, ptrs + 5 * n, dt,
-                           int(p.o_row_stride), n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  return cublas_to_cuda(st);
+  return gemm_batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, p.head_dim, p.seqlen_q, p.seqlen_k, 1.f,
+                      ptrs + 3 * n, p.v_row_stride, ptrs + 4 * n, p.seqlen_k, 0.f, ptrs + 5 * n,
+                      p.o_row_stride, n, dt, dt);
 }
 
 }  // namespace
