@@ -5,7 +5,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "check/metrics.h"
+#include "check/error_accumulator.h"
 #include "check/standard_bwd.h"
 #include "core/errors.h"
 
@@ -25,8 +25,7 @@ Compared compare_tensor(const std::vector<X>& x, int64_t x_seqlen, bool x_full,
                         const std::vector<double>& r, const std::vector<int64_t>& idx, int64_t batch,
                         int64_t heads, int64_t d) {
   Compared c;
-  TensorErrors& t = c.errors;
-  double diff2 = 0, ref2 = 0;
+  ErrorAccumulator acc;
   const int64_t n = int64_t(idx.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t k = 0; k < n; ++k) {
@@ -34,18 +33,10 @@ Compared compare_tensor(const std::vector<X>& x, int64_t x_seqlen, bool x_full,
       const double* rs = r.data() + ((b * n + k) * heads) * d;
       for (int64_t e = 0; e < heads * d; ++e) {
         c.ref_max_abs = std::max(c.ref_max_abs, std::abs(rs[e]));
-        if (!std::isfinite(double(xs[e]))) {  // the reference is always finite
-          ++t.nonfinite;
-          continue;
-        }
-        const double err = std::abs(double(xs[e]) - rs[e]);
-        t.max_abs = std::max(t.max_abs, err);
-        t.max_rel = std::max(t.max_rel, err / (std::abs(rs[e]) + rel_eps));
-        diff2 += err * err;
-        ref2 += rs[e] * rs[e];
+        acc.add(double(xs[e]), rs[e]);  // the reference is always finite
       }
     }
-  t.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.errors = TensorErrors{acc.max_abs, acc.max_rel, acc.rel_l2(), acc.nonfinite, 0.0};
   return c;
 }
 
