@@ -131,15 +131,10 @@ void cols_pass(const AttnProblem& p, const KvHead& kv, const QueryHead& qh,
   parallel_for(n_chunks, threads, [&](int64_t task, int) {
     const int64_t c0 = task * chunk, cn = std::min(chunk, n_cols - c0);
     const auto first_col = cols.begin() + c0, end_col = first_col + cn;
-    MatD kc(cn, d), vc(cn, d);
-    for (int64_t c = 0; c < cn; ++c) {
-      kc.row(c) = kv.k.row(first_col[c]);
-      vc.row(c) = kv.v.row(first_col[c]);
-    }
+    const MatD kc = ref::gather_rows<MatD>(kv.k, cols.data() + c0, cn);
+    const MatD vc = ref::gather_rows<MatD>(kv.v, cols.data() + c0, cn);
     MatD dk = MatD::Zero(cn, d), dv = MatD::Zero(cn, d);
-    // Rows before the first that sees the chunk's first column see none of it.
-    const int64_t first_row = p.causal ? std::max<int64_t>(0, *first_col - (nk - nq)) : 0;
-    for (int64_t r0 = first_row; r0 < nq; r0 += kRowsPerStep) {
+    for (int64_t r0 = ref::first_row_seeing(p, *first_col); r0 < nq; r0 += kRowsPerStep) {
       const int64_t rn = std::min(kRowsPerStep, nq - r0);
       ColMatD pm = kc * qh.qs.middleRows(r0, rn).transpose();  // S, then P: [cn, rn]
       for (int64_t r = 0; r < rn; ++r) {

@@ -2,8 +2,11 @@
 // double matrix, the row chunk they give each task, and checked index sets.
 #pragma once
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "core/types.h"
 
 namespace fa::ref {
 
@@ -14,6 +17,20 @@ using ColMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::Col
 // [seqlen, d] double matrix, every element times `factor`.
 MatD load_head(const std::vector<float>& t, int64_t seqlen, int heads, int d, int b, int h,
                double factor = 1.0);
+
+// Rows idx[0..n) of `src` as a new matrix: the K or V rows of a chunk of columns.
+template <typename Mat, typename Src>
+Mat gather_rows(const Src& src, const int64_t* idx, int64_t n) {
+  Mat m(n, src.cols());
+  for (int64_t k = 0; k < n; ++k) m.row(k) = src.row(idx[k]);
+  return m;
+}
+
+// The first query row that sees key `col` (bottom-right causal; 0 without causal):
+// rows before it see none of the keys from `col` on.
+inline int64_t first_row_seeing(const AttnProblem& p, int64_t col) {
+  return p.causal ? std::max<int64_t>(0, col - (int64_t(p.seqlen_k) - p.seqlen_q)) : 0;
+}
 
 // Columns of a task's S^T GEMM: 64 keeps it compute-bound; fewer when that
 // would leave threads idle (few rows per (batch, kv head)), but no fewer than 8.

@@ -11,6 +11,7 @@
 
 #include "check/dtype_round.h"
 #include "core/errors.h"
+#include "reference/dense.h"
 #include "reference/parallel.h"
 
 namespace fa {
@@ -127,14 +128,10 @@ void cols_pass(const Problem& pr, const KvHead& kv, const QueryHead& qh, std::ve
   parallel_for(n_chunks, pr.threads, [&](int64_t task, int) {
     const int64_t c0 = task * kColsPerChunk, cn = std::min(kColsPerChunk, n_cols - c0);
     const auto first_col = pr.cols.begin() + c0, end_col = first_col + cn;
-    MatF kc(cn, d), vc(cn, d);
-    for (int64_t c = 0; c < cn; ++c) {
-      kc.row(c) = kv.k.row(first_col[c]);
-      vc.row(c) = kv.v.row(first_col[c]);
-    }
+    const MatF kc = ref::gather_rows<MatF>(kv.k, pr.cols.data() + c0, cn);
+    const MatF vc = ref::gather_rows<MatF>(kv.v, pr.cols.data() + c0, cn);
     MatF dk = MatF::Zero(cn, d), dv = MatF::Zero(cn, d);
-    const int64_t first_row = p.causal ? std::max<int64_t>(0, *first_col - (nk - nq)) : 0;
-    for (int64_t r0 = first_row; r0 < nq; r0 += kRowsPerStep) {
+    for (int64_t r0 = ref::first_row_seeing(p, *first_col); r0 < nq; r0 += kRowsPerStep) {
       const int64_t rn = std::min(kRowsPerStep, nq - r0);
       const auto q = qh.q.middleRows(r0, rn);
       const auto dout = qh.dout.middleRows(r0, rn);
