@@ -7,18 +7,10 @@
 #include "check/inputs.h"
 #include "check/tensors.h"
 #include "core/types.h"
+#include "cpu_shapes.h"
 #include "reference/attention_grad.h"
 
 namespace fa::test {
-
-inline AttnProblem grad_shape(int b, int h, int hkv, int nq, int nk, int d, bool causal,
-                              DType dt = DType::f32) {
-  AttnProblem p;
-  p.batch = b, p.heads = h, p.heads_kv = hkv, p.seqlen_q = nq, p.seqlen_k = nk, p.head_dim = d;
-  p.causal = causal;
-  p.dtype = dt;
-  return p;
-}
 
 struct BackwardCase {
   AttnProblem p;

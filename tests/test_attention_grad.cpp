@@ -10,18 +10,16 @@
 #include "check/inputs.h"
 #include "check/sampling.h"
 #include "core/errors.h"
+#include "cpu_shapes.h"
 #include "reference/attention_grad.h"
 #include "reference/reference.h"
 
 namespace fa {
 namespace {
 
+// Inputs on the bf16 grid: x +- h is exact in float (see FiniteDifferences).
 AttnProblem shape(int b, int h, int hkv, int nq, int nk, int d, bool causal) {
-  AttnProblem p;
-  p.batch = b, p.heads = h, p.heads_kv = hkv, p.seqlen_q = nq, p.seqlen_k = nk, p.head_dim = d;
-  p.causal = causal;
-  p.dtype = DType::bf16;  // inputs on the bf16 grid: x +- h is exact in float (see FiniteDifferences)
-  return p;
+  return test::shape(b, h, hkv, nq, nk, d, causal, DType::bf16);
 }
 
 HostInputs inputs(const AttnProblem& p, uint64_t seed, Distribution dist = Distribution::normal) {

@@ -16,7 +16,7 @@ namespace {
 
 using test::backward_case;
 using test::BackwardCase;
-using test::grad_shape;
+using test::shape;
 
 struct BwdRun {
   HostGrads grads;
@@ -52,19 +52,8 @@ GradErrors judge(const BackwardCase& c, const HostGrads& g) {
   return e;
 }
 
-const AttnProblem kShapes[] = {
-    grad_shape(1, 2, 2, 100, 100, 32, false),  // ragged against every tile
-    grad_shape(2, 2, 2, 77, 77, 16, true),
-    grad_shape(1, 2, 2, 40, 130, 16, true),    // seqlen_q < seqlen_k
-    grad_shape(1, 2, 2, 130, 40, 16, true),    // seqlen_q > seqlen_k: 90 rows see no key
-    grad_shape(1, 4, 2, 65, 33, 16, true),     // GQA
-    grad_shape(2, 4, 1, 33, 65, 8, false),     // MQA
-    grad_shape(1, 1, 1, 1, 1, 16, false),      // seqlen 1
-    grad_shape(1, 1, 1, 1, 50, 16, true),      // one query row sees every key
-    grad_shape(1, 1, 1, 50, 1, 16, true),      // only the last row sees the single key
-};
-const Tile kTiles[] = {{16, 16, 0, 0}, {16, 64, 0, 0}, {64, 16, 0, 0}, {32, 128, 0, 0},
-                       {64, 64, 0, 0}, {128, 32, 0, 0}, {7, 5, 0, 0}};
+const auto& kShapes = test::kCpuShapes;
+const auto& kTiles = test::kCpuTiles;
 
 std::string describe(const AttnProblem& p, const Tile& t) { return p.describe() + " tile " + t.str(); }
 
@@ -86,7 +75,7 @@ TEST(CpuFa2Backward, PassesTheGradientRule) {
 }
 
 TEST(CpuFa2Backward, SurvivesAdversarialScores) {
-  const AttnProblem p = grad_shape(1, 2, 1, 96, 200, 32, true, DType::bf16);
+  const AttnProblem p = shape(1, 2, 1, 96, 200, 32, true, DType::bf16);
   const BackwardCase c = backward_case(p, 11, Distribution::adversarial);
   for (const Tile& t : {Tile{64, 64, 0, 0}, Tile{16, 128, 0, 0}}) {
     const GradErrors e = judge(c, run_bwd(c, t, 2).grads);
@@ -110,7 +99,7 @@ TEST(CpuFa2Backward, CountedBytesEqualTheTrafficModel) {
 }
 
 TEST(CpuFa2Backward, ResultDoesNotDependOnThreadCount) {
-  const BackwardCase c = backward_case(grad_shape(2, 4, 2, 90, 70, 16, true), 9);
+  const BackwardCase c = backward_case(shape(2, 4, 2, 90, 70, 16, true), 9);
   for (const Tile& t : {Tile{16, 16, 0, 0}, Tile{32, 8, 0, 0}}) {
     const BwdRun one = run_bwd(c, t, 1), four = run_bwd(c, t, 4);
     EXPECT_EQ(one.grads.dq, four.grads.dq) << t.str();  // bitwise: dQ sums in K/V block order
@@ -124,8 +113,8 @@ TEST(CpuFa2Backward, ResultDoesNotDependOnThreadCount) {
 // least one of them (GQA for the group sum, causal with blocks on the diagonal
 // for the mask, several K/V blocks per Q block for the dQ accumulation).
 const AttnProblem kFaultShapes[] = {
-    grad_shape(1, 4, 2, 64, 80, 32, true, DType::bf16),
-    grad_shape(1, 2, 2, 100, 100, 32, false, DType::bf16),
+    shape(1, 4, 2, 64, 80, 32, true, DType::bf16),
+    shape(1, 2, 2, 100, 100, 32, false, DType::bf16),
 };
 const Tile kFaultTile{32, 32, 0, 0};
 
@@ -141,7 +130,7 @@ TEST(CpuFa2Backward, EveryPlantedFaultFailsTheRule) {
 }
 
 TEST(CpuFa2Backward, WorkspaceAndBadParams) {
-  const AttnProblem p = grad_shape(2, 4, 2, 10, 12, 8, false);
+  const AttnProblem p = shape(2, 4, 2, 10, 12, 8, false);
   EXPECT_EQ(cpu_fa2_bwd_workspace_bytes(p), 2LL * 4 * 10 * (4 + 4 * 8));  // D and the accumulator
   const BackwardCase c = backward_case(p, 1);
   std::vector<float> dq(c.in.q.size()), dk(c.in.k.size()), dv(c.in.v.size());

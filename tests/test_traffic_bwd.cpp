@@ -27,26 +27,30 @@ int64_t q_write(int64_t s, int64_t nq, int64_t d, int64_t pair_rows) {
   return 4 * nq + 4 * nq * d + pair_rows * 4 * d + s * nq * d;
 }
 
+// The model of p at `tile`, with pair_rows = sum_i V_i r_i and kv_keys keys of K/V read.
+void expect_model(const AttnProblem& p, const Tile& tile, int64_t pair_rows, int64_t kv_keys) {
+  const int64_t s = dtype_bytes(p.dtype), d = p.head_dim, nq = p.seqlen_q;
+  const int64_t bh = int64_t(p.batch) * p.heads, bhk = int64_t(p.batch) * p.heads_kv;
+  const Traffic t = traffic_model_bwd(Family::fa2, p, tile);
+  EXPECT_EQ(t.read_bytes, bh * q_read(s, nq, d, pair_rows) + bhk * 2 * s * kv_keys * d) << p.describe();
+  EXPECT_EQ(t.write_bytes, bh * q_write(s, nq, d, pair_rows) + bhk * 2 * s * p.seqlen_k * d)
+      << p.describe();
+}
+
 TEST(TrafficBwd, Fa2NonCausalByHand) {
-  const AttnProblem p = shape(3, 3, 100, 200, 64, false, DType::f16);
-  const Traffic t = traffic_model_bwd(Family::fa2, p, {64, 32, 0, 0});
   // Q blocks of 64 and 36 rows, each visiting all 7 K/V blocks: 700 pair rows.
-  EXPECT_EQ(t.read_bytes, 6 * q_read(2, 100, 64, 700) + 6 * 2 * 2 * 200 * 64);
-  EXPECT_EQ(t.write_bytes, 6 * q_write(2, 100, 64, 700) + 6 * 2 * 2 * 200 * 64);
+  expect_model(shape(3, 3, 100, 200, 64, false, DType::f16), {64, 32, 0, 0}, 700, 200);
 }
 
 TEST(TrafficBwd, Fa2CausalSkipsBlocksAboveTheDiagonal) {
   // 128 x 128, tile 64x64: Q block 0 visits K/V block 0, block 1 both: 64 + 128 pair rows.
-  const AttnProblem p = shape(3, 3, 128, 128, 32, true, DType::bf16);
-  const Traffic t = traffic_model_bwd(Family::fa2, p, {64, 64, 0, 0});
-  EXPECT_EQ(t.read_bytes, 6 * q_read(2, 128, 32, 192) + 6 * 2 * 2 * 128 * 32);
-  EXPECT_EQ(t.write_bytes, 6 * q_write(2, 128, 32, 192) + 6 * 2 * 2 * 128 * 32);
+  expect_model(shape(3, 3, 128, 128, 32, true, DType::bf16), {64, 64, 0, 0}, 192, 128);
   // seqlen_q 130 > seqlen_k 40: block 0 (rows 0..63) sees no key; blocks 1 and 2
   // (64 and 2 rows) visit the single K/V block.
-  const AttnProblem q = shape(3, 3, 130, 40, 32, true, DType::bf16);
-  const Traffic u = traffic_model_bwd(Family::fa2, q, {64, 64, 0, 0});
-  EXPECT_EQ(u.read_bytes, 6 * q_read(2, 130, 32, 66) + 6 * 2 * 2 * 40 * 32);
-  EXPECT_EQ(u.write_bytes, 6 * q_write(2, 130, 32, 66) + 6 * 2 * 2 * 40 * 32);
+  expect_model(shape(3, 3, 130, 40, 32, true, DType::bf16), {64, 64, 0, 0}, 66, 40);
+  // seqlen_q 10 < seqlen_k 300, tile 8x64: rows 0..7 see keys up to 297 (5 blocks),
+  // rows 8..9 all 300 keys (5 blocks): every block read.
+  expect_model(shape(1, 1, 10, 300, 16, true, DType::f32), {8, 64, 0, 0}, 50, 300);
 }
 
 TEST(TrafficBwd, GqaReadsAndWritesKvOncePerKvHead) {
