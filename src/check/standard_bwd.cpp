@@ -39,8 +39,6 @@ void store(M& m, DType dtype) {  // "stored in the dtype": rounded in place
 
 struct Problem {
   const AttnProblem& p;
-  const HostInputs& in;
-  const std::vector<float>& o;
   const std::vector<int64_t>& rows;
   const std::vector<int64_t>& cols;
   int threads;
@@ -182,7 +180,7 @@ SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInpu
         in.q.size(), in.dout.size(), o.size(), in.k.size(), in.v.size(), p.describe()));
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k;
   const int d = p.head_dim;
-  const Problem pr{p, in, o, rows, cols, threads};
+  const Problem pr{p, rows, cols, threads};
   SampledGrads g;
   g.rows = rows;
   g.cols = cols;
