@@ -17,7 +17,7 @@
 namespace fa {
 namespace {
 
-// Inputs on the bf16 grid: x +- h is exact in float (see FiniteDifferences).
+// Inputs on the bf16 grid: x +- h is exact in float (see finite_differences).
 AttnProblem shape(int b, int h, int hkv, int nq, int nk, int d, bool causal) {
   return test::shape(b, h, hkv, nq, nk, d, causal, DType::bf16);
 }
