@@ -8,36 +8,15 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
-#include <numeric>
 
 #include "core/errors.h"
+#include "reference/dense.h"
 #include "reference/parallel.h"
 
 namespace fa {
-namespace {
 
-using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ColMatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-
-// Columns of the S^T GEMM: 64 keeps it compute-bound; fewer when that would
-// leave threads idle (few rows per (batch, kv head)), but no fewer than 8.
-int64_t rows_per_chunk(int64_t n_rows, int64_t group, int threads) {
-  const int64_t want_tasks = 4 * int64_t(resolve_threads(threads));
-  const int64_t per = (n_rows * group + want_tasks - 1) / want_tasks;
-  return std::clamp<int64_t>(per, 8, 64);
-}
-
-// K or V of one (batch, kv head) as a dense double [seqlen_k, head_dim] matrix.
-MatD load_kv(const std::vector<float>& t, const AttnProblem& p, int b, int hk) {
-  MatD m(p.seqlen_k, p.head_dim);
-  const int64_t row_stride = int64_t(p.heads_kv) * p.head_dim;
-  const float* base = t.data() + (int64_t(b) * p.seqlen_k * p.heads_kv + hk) * p.head_dim;
-  for (int64_t j = 0; j < p.seqlen_k; ++j)
-    for (int e = 0; e < p.head_dim; ++e) m(j, e) = double(base[j * row_stride + e]);
-  return m;
-}
-
-}  // namespace
+using ref::ColMatD;
+using ref::MatD;
 
 ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
                                    std::vector<int64_t> rows, int threads) {
@@ -51,16 +30,7 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
         "reference_forward: input sizes q={} k={} v={} do not match {} (want q={} k=v={})",
         in.q.size(), in.k.size(), in.v.size(), p.describe(), q_elems, kv_elems));
 
-  if (rows.empty()) {
-    rows.resize(nq);
-    std::iota(rows.begin(), rows.end(), int64_t{0});
-  } else {
-    std::sort(rows.begin(), rows.end());
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    if (rows.front() < 0 || rows.back() >= nq)
-      throw UsageError(fmt::format("reference_forward: row {} outside 0..{}",
-                                   rows.front() < 0 ? rows.front() : rows.back(), nq - 1));
-  }
+  rows = ref::checked_indices(std::move(rows), nq, "reference_forward: row");
   const int64_t n_rows = int64_t(rows.size());
 
   ReferenceOutputs out;
@@ -70,7 +40,7 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
 
   const double scale = double(p.scale());
   const int group = p.heads / p.heads_kv;
-  const int64_t chunk_rows = rows_per_chunk(n_rows, group, threads);
+  const int64_t chunk_rows = ref::rows_per_chunk(n_rows, group, threads);
   const int64_t n_chunks = (n_rows + chunk_rows - 1) / chunk_rows;
   const double neg_inf = -std::numeric_limits<double>::infinity();
 
@@ -78,8 +48,8 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
   // `group` query heads that read them; the row chunks of those heads run in parallel.
   for (int b = 0; b < p.batch; ++b) {
     for (int hk = 0; hk < p.heads_kv; ++hk) {
-      const MatD kd = load_kv(in.k, p, b, hk);
-      const MatD vd = load_kv(in.v, p, b, hk);
+      const MatD kd = ref::load_head(in.k, nk, p.heads_kv, int(d), b, hk);
+      const MatD vd = ref::load_head(in.v, nk, p.heads_kv, int(d), b, hk);
       parallel_for(int64_t(group) * n_chunks, threads, [&](int64_t task, int) {
         const int h = hk * group + int(task / n_chunks);
         const int64_t c0 = (task % n_chunks) * chunk_rows;

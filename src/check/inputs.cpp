@@ -84,7 +84,7 @@ void generate(std::vector<float>& x, uint64_t seed, uint64_t tensor, DType dtype
   });
 }
 
-enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4 };
+enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4, kDout = 5 };
 
 // Adversarial scores: every query and key carries a common unit direction u,
 //   q = a u + n_q,   k_j = a r_j u + n_k,   r_j ramping from -0.5 to 1 along the keys,
@@ -134,6 +134,16 @@ HostInputs generate_inputs(const AttnProblem& p, Distribution dist, uint64_t see
     generate(in.v, seed, kV, p.dtype, draw);
   }
   return in;
+}
+
+std::vector<float> generate_dout(const AttnProblem& p, Distribution dist, uint64_t seed) {
+  if (auto why = p.invalid_reason(); !why.empty())
+    throw UsageError(fmt::format("generate_dout: {}", why));
+  std::vector<float> dout(size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim);
+  generate(dout, seed, kDout, p.dtype, [dist](size_t, Rng& r) {
+    return dist == Distribution::uniform ? r.uniform() : r.normal();
+  });
+  return dout;
 }
 
 }  // namespace fa

@@ -19,6 +19,10 @@ std::string_view to_string(Distribution);
 std::optional<Distribution> parse_distribution(std::string_view);
 
 HostInputs generate_inputs(const AttnProblem&, Distribution, uint64_t seed);
+// dO for the backward pass, shaped like O, from the same seed: its own stream,
+// so Q, K, V of a seed are those generate_inputs gives. normal: N(0,1);
+// uniform: U(-1,1); adversarial: N(0,1) (the hard part is in Q and K).
+std::vector<float> generate_dout(const AttnProblem&, Distribution, uint64_t seed);
 void round_to_dtype(std::vector<float>&, DType);  // fp32: no-op
 
 }  // namespace fa

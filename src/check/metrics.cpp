@@ -111,42 +111,30 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
   ErrorMetrics m;
   m.rows_checked = n_rows;
   m.sampled = n_rows < nq;
-  double diff2 = 0, ref2 = 0, lse_diff2 = 0, lse_ref2 = 0;
+  ErrorAccumulator o_err, lse_err;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t ri = 0; ri < n_rows; ++ri) {
       const int64_t row = ref.rows[ri];
       for (int64_t h = 0; h < p.heads; ++h) {
         const float* o = out.o.data() + ((b * nq + row) * p.heads + h) * d;
         const double* r = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
-        for (int64_t c = 0; c < d; ++c) {
-          if (!std::isfinite(o[c])) {  // the reference O is always finite
-            ++m.nonfinite;
-            continue;
-          }
-          const double err = std::abs(double(o[c]) - r[c]);
-          m.o_max_abs = std::max(m.o_max_abs, err);
-          m.o_max_rel = std::max(m.o_max_rel, err / (std::abs(r[c]) + rel_eps));
-          diff2 += err * err;
-          ref2 += r[c] * r[c];
-        }
+        for (int64_t c = 0; c < d; ++c) o_err.add(o[c], r[c]);  // the reference O is always finite
         const double lr = ref.lse[(size_t(b) * p.heads + h) * n_rows + ri];
         const float lo = out.lse[(size_t(b) * p.heads + h) * nq + row];
         if (std::isinf(lr)) {  // a row that sees no key: only -inf is right
           if (!(std::isinf(lo) && lo < 0)) m.lse_max_abs = m.lse_max_rel = INFINITY;
-        } else if (!std::isfinite(lo)) {
-          ++m.nonfinite;
         } else {
-          const double err = std::abs(double(lo) - lr);
-          m.lse_max_abs = std::max(m.lse_max_abs, err);
-          m.lse_max_rel = std::max(m.lse_max_rel, err / (std::abs(lr) + rel_eps));
-          lse_diff2 += err * err;
-          lse_ref2 += lr * lr;
+          lse_err.add(lo, lr);
         }
       }
     }
-  // All-zero reference (every checked row sees no key): the plain L2 of the error.
-  m.o_rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  m.lse_rel_l2 = lse_ref2 > 0 ? std::sqrt(lse_diff2 / lse_ref2) : std::sqrt(lse_diff2);
+  m.nonfinite = o_err.nonfinite + lse_err.nonfinite;
+  m.o_max_abs = o_err.max_abs;
+  m.o_max_rel = o_err.max_rel;
+  m.o_rel_l2 = o_err.rel_l2();  // all-zero reference (no row sees a key): the plain L2
+  m.lse_max_abs = std::max(m.lse_max_abs, lse_err.max_abs);
+  m.lse_max_rel = std::max(m.lse_max_rel, lse_err.max_rel);
+  m.lse_rel_l2 = lse_err.rel_l2();
   return m;
 }
 

@@ -1,6 +1,7 @@
 // Error metrics of a kernel's outputs against the reference, and the tolerance
 // rule (docs/MEASUREMENT.md states it with the floors).
 #pragma once
+#include "check/error_accumulator.h"
 #include "check/tensors.h"
 #include "core/result.h"
 #include "reference/reference.h"
@@ -8,7 +9,6 @@
 namespace fa {
 
 // Compares only the rows in ref.rows. Relative error is |o-r| / (|r| + rel_eps).
-constexpr double rel_eps = 1e-3;
 ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const ReferenceOutputs&);
 
 // The FlashAttention project's rule: allowed O max abs error = 2 x the max abs

@@ -8,35 +8,18 @@
 #include <vector>
 
 #include "common/fa1_split.h"
+#include "measure/traffic_blocks.h"
 
 namespace fa {
 namespace {
 
-constexpr int64_t kStatBytes = 4;  // m, l, LSE are float32 everywhere
+using traffic::ceil_div;
+using traffic::family_tile;
+using traffic::keys_in_blocks;
+using traffic::kStatBytes;
+using traffic::visible_kv_blocks;
+
 constexpr int64_t kFa1OBytes = 4;  // FA1 keeps its running O in float32
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-Tile family_tile(Family f, const Tile& t) {
-  if (t.block_m > 0 && t.block_n > 0) return t;
-  if (f == Family::fa3 || f == Family::cudnn) return Tile{128, 128, 0, 0};
-  return Tile{64, 64, 0, 0};
-}
-
-// Number of K/V blocks Q block i (rows [r0, r0 + rows)) must visit: under
-// bottom-right causal alignment its last row sees keys 0 .. last.
-int64_t visible_kv_blocks(const AttnProblem& p, int64_t r0, int64_t rows, int64_t bn) {
-  const int64_t tc = ceil_div(p.seqlen_k, bn);
-  if (!p.causal) return tc;
-  const int64_t last = r0 + rows - 1 + p.seqlen_k - p.seqlen_q;
-  if (last < 0) return 0;
-  return std::min(tc, last / bn + 1);
-}
-
-// Keys in the first n K/V blocks (the last block may be ragged).
-int64_t keys_in_blocks(const AttnProblem& p, int64_t n, int64_t bn) {
-  return std::min<int64_t>(n * bn, p.seqlen_k);
-}
 
 Traffic standard_per_head(const AttnProblem& p, int64_t s) {
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k, d = p.head_dim;

@@ -1,0 +1,86 @@
+// Gradient error metrics and the tolerance rule.
+#include "check/grad_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "check/error_accumulator.h"
+#include "check/standard_bwd.h"
+#include "core/errors.h"
+
+namespace fa {
+
+namespace {
+
+struct Compared {
+  TensorErrors errors;
+  double ref_max_abs = 0;  // max |r| over the compared elements: the floor's scale
+};
+
+// x holds [batch, x_seqlen, heads, d]; r holds [batch, idx.size(), heads, d],
+// its row k being x's row idx[k] (x_full) or row k (x in r's own layout).
+template <typename X>
+Compared compare_tensor(const std::vector<X>& x, int64_t x_seqlen, bool x_full,
+                        const std::vector<double>& r, const std::vector<int64_t>& idx, int64_t batch,
+                        int64_t heads, int64_t d) {
+  Compared c;
+  ErrorAccumulator acc;
+  const int64_t n = int64_t(idx.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t k = 0; k < n; ++k) {
+      const X* xs = x.data() + ((b * x_seqlen + (x_full ? idx[k] : k)) * heads) * d;
+      const double* rs = r.data() + ((b * n + k) * heads) * d;
+      for (int64_t e = 0; e < heads * d; ++e) {
+        c.ref_max_abs = std::max(c.ref_max_abs, std::abs(rs[e]));
+        acc.add(double(xs[e]), rs[e]);  // the reference is always finite
+      }
+    }
+  c.errors = TensorErrors{acc.max_abs, acc.max_rel, acc.rel_l2(), acc.nonfinite, 0.0};
+  return c;
+}
+
+}  // namespace
+
+GradErrors compare_grads(const AttnProblem& p, const HostGrads& out, const SampledGrads& ref) {
+  const size_t q_elems = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
+  const size_t kv_elems = size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
+  if (out.dq.size() != q_elems || out.dk.size() != kv_elems || out.dv.size() != kv_elems)
+    throw KernelError(fmt::format("compare_grads: dQ, dK, dV have {}, {}, {} elements; {} wants {}, {}, {}",
+                                  out.dq.size(), out.dk.size(), out.dv.size(), p.describe(), q_elems,
+                                  kv_elems, kv_elems));
+  GradErrors g;
+  g.dq = compare_tensor(out.dq, p.seqlen_q, true, ref.dq, ref.rows, p.batch, p.heads, p.head_dim).errors;
+  g.dk = compare_tensor(out.dk, p.seqlen_k, true, ref.dk, ref.cols, p.batch, p.heads_kv, p.head_dim).errors;
+  g.dv = compare_tensor(out.dv, p.seqlen_k, true, ref.dv, ref.cols, p.batch, p.heads_kv, p.head_dim).errors;
+  g.rows_checked = int64_t(ref.rows.size());
+  g.cols_checked = int64_t(ref.cols.size());
+  g.sampled = g.rows_checked < p.seqlen_q || g.cols_checked < p.seqlen_k;
+  return g;
+}
+
+double grad_floor_factor(DType d) {
+  switch (d) {
+    case DType::f32: return 0x1.0p-17;
+    case DType::f16: return 0x1.0p-10;
+    case DType::bf16: return 0x1.0p-7;
+  }
+  return 0;
+}
+
+void set_grad_tolerances(GradErrors& g, const AttnProblem& p, const HostInputs& in,
+                         const std::vector<float>& o, const SampledGrads& ref, int threads) {
+  const SampledGrads std_grads = standard_backward_in_precision(p, in, o, ref.rows, ref.cols, threads);
+  const double factor = grad_floor_factor(p.dtype);
+  const int64_t nr = int64_t(ref.rows.size()), nc = int64_t(ref.cols.size());
+  auto rule = [&](TensorErrors& t, const std::vector<double>& x, const std::vector<double>& r,
+                  int64_t n, const std::vector<int64_t>& idx, int64_t heads) {
+    const Compared s = compare_tensor(x, n, false, r, idx, p.batch, heads, p.head_dim);
+    t.tolerance = 2.0 * s.errors.max_abs + factor * s.ref_max_abs;
+  };
+  rule(g.dq, std_grads.dq, ref.dq, nr, ref.rows, p.heads);
+  rule(g.dk, std_grads.dk, ref.dk, nc, ref.cols, p.heads_kv);
+  rule(g.dv, std_grads.dv, ref.dv, nc, ref.cols, p.heads_kv);
+}
+
+}  // namespace fa

@@ -1,0 +1,28 @@
+// Errors of a backward pass's dQ, dK, dV against the float64 reference, and the
+// gradient tolerance rule (docs/MEASUREMENT.md, "The gradient tolerance rule").
+#pragma once
+#include <vector>
+
+#include "check/tensors.h"
+#include "core/grad_errors.h"
+#include "core/types.h"
+#include "reference/attention_grad.h"
+
+namespace fa {
+
+// Compares dQ on ref.rows and dK, dV on ref.cols (every element of those rows
+// and columns, all batches and heads). Relative error: |x - r| / (|r| + 1e-3).
+// Leaves the tolerances 0: set_grad_tolerances sets them.
+GradErrors compare_grads(const AttnProblem&, const HostGrads&, const SampledGrads& ref);
+
+// The FlashAttention tests' rule per tensor X in dQ, dK, dV:
+//   tolerance_X = 2 * E_X + grad_floor_factor(dtype) * max|ref_X|,
+// E_X the max abs error of standard_backward_in_precision (check/standard_bwd.h)
+// on the same rows and columns, given the same O the kernel was given (`o`).
+void set_grad_tolerances(GradErrors&, const AttnProblem&, const HostInputs&,
+                         const std::vector<float>& o, const SampledGrads& ref, int threads = 0);
+// One ulp of the dtype at the largest checked value (2^-7 bf16, 2^-10 fp16);
+// fp32: 2^-17, float32 rounding's random walk over 16384 terms (sqrt(n) * 2^-24).
+double grad_floor_factor(DType);
+
+}  // namespace fa

@@ -1,0 +1,222 @@
+// The standard backward in the dtype, organised like the float64 reference
+// (reference/attention_grad.cpp): per query head a rows pass over every row
+// (softmax statistics, D, dQ of the sampled rows) and a columns pass over the
+// sampled columns (dK, dV), both as float32 Eigen GEMMs on row or column chunks.
+#include "check/standard_bwd.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "check/dtype_round.h"
+#include "core/errors.h"
+#include "reference/dense.h"
+#include "reference/parallel.h"
+
+namespace fa {
+namespace {
+
+using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ColMatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+using RowVecF = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+using MapF = Eigen::Map<const MatF, 0, Eigen::OuterStride<>>;
+
+constexpr int64_t kRowsPerChunk = 64;  // rows pass: columns of one S^T GEMM
+constexpr int64_t kColsPerChunk = 64;  // columns pass: rows of one S GEMM
+constexpr int64_t kRowsPerStep = 256;  // columns pass: rows multiplied at once
+
+// Head h of batch b of a [batch, seqlen, heads, d] tensor, without a copy.
+MapF head_view(const std::vector<float>& t, int64_t seqlen, int heads, int d, int b, int h) {
+  return MapF(t.data() + (int64_t(b) * seqlen * heads + h) * d, seqlen, d,
+              Eigen::OuterStride<>(int64_t(heads) * d));
+}
+
+template <typename M>
+void store(M& m, DType dtype) {  // "stored in the dtype": rounded in place
+  round_in_place(m.data(), m.size(), dtype);
+}
+
+struct Problem {
+  const AttnProblem& p;
+  const std::vector<int64_t>& rows;
+  const std::vector<int64_t>& cols;
+  int threads;
+};
+
+// One query head: its views and, after the rows pass, every row's softmax
+// statistics (m, l; l = 0 marks a row that sees no key) and D.
+struct QueryHead {
+  int b, h;
+  MapF q, dout, o;
+  std::vector<float> m, l, delta;
+};
+
+struct KvHead {
+  int b, hk;
+  MapF k, v;
+};
+
+void rows_pass(const Problem& pr, const KvHead& kv, QueryHead& qh, SampledGrads& g) {
+  const AttnProblem& p = pr.p;
+  const int64_t nq = p.seqlen_q, d = p.head_dim, n_rows = int64_t(pr.rows.size());
+  const float scale = p.scale();
+  const int64_t n_chunks = (nq + kRowsPerChunk - 1) / kRowsPerChunk;
+  parallel_for(n_chunks, pr.threads, [&](int64_t task, int) {
+    const int64_t r0 = task * kRowsPerChunk, cn = std::min(kRowsPerChunk, nq - r0);
+    const int64_t n_vis = p.keys_seen(r0 + cn - 1);
+    ColMatF et(n_vis, cn);  // S^T stored, then exp(S - m)^T
+    if (n_vis > 0) {
+      et.noalias() = kv.k.topRows(n_vis) * qh.q.middleRows(r0, cn).transpose();
+      et *= scale;
+      store(et, p.dtype);
+    }
+    for (int64_t c = 0; c < cn; ++c) {
+      const int64_t r = r0 + c, seen = p.keys_seen(r);
+      qh.delta[r] = qh.dout.row(r).dot(qh.o.row(r));
+      auto col = et.col(c);
+      col.tail(n_vis - seen).setZero();
+      if (seen == 0) {
+        qh.m[r] = 0.f, qh.l[r] = 0.f;
+        continue;
+      }
+      qh.m[r] = col.head(seen).maxCoeff();
+      col.head(seen) = (col.head(seen).array() - qh.m[r]).exp();
+      qh.l[r] = col.head(seen).sum();
+    }
+
+    const auto lo = std::lower_bound(pr.rows.begin(), pr.rows.end(), r0);
+    const auto hi = std::lower_bound(lo, pr.rows.end(), r0 + cn);
+    const int64_t ns = hi - lo;
+    if (ns == 0 || n_vis == 0) return;  // a row that sees no key: dQ = 0
+    ColMatF pt(n_vis, ns);
+    MatF dos(ns, d);
+    RowVecF delta(ns);
+    for (int64_t s = 0; s < ns; ++s) {
+      const int64_t r = lo[s];
+      pt.col(s) = qh.l[r] > 0.f ? (et.col(r - r0) / qh.l[r]).eval() : et.col(r - r0).eval();
+      dos.row(s) = qh.dout.row(r);
+      delta(s) = qh.delta[r];
+    }
+    store(pt, p.dtype);                                       // P
+    ColMatF dst = kv.v.topRows(n_vis) * dos.transpose();      // dP^T
+    store(dst, p.dtype);
+    dst = pt.array() * (dst.array().rowwise() - delta.array());  // dS^T
+    store(dst, p.dtype);
+    ColMatF dqt = kv.k.topRows(n_vis).transpose() * dst;
+    dqt *= scale;
+    store(dqt, p.dtype);  // dQ
+    const int64_t first = lo - pr.rows.begin();
+    for (int64_t s = 0; s < ns; ++s) {
+      double* dq = g.dq.data() + ((int64_t(qh.b) * n_rows + first + s) * p.heads + qh.h) * d;
+      for (int64_t e = 0; e < d; ++e) dq[e] = dqt(e, s);
+    }
+  });
+}
+
+// Adds this query head's stored dK_h, dV_h on the sampled columns to the
+// group's float32 sums gk, gv ([cols, d]).
+void cols_pass(const Problem& pr, const KvHead& kv, const QueryHead& qh, std::vector<float>& gk,
+               std::vector<float>& gv) {
+  const AttnProblem& p = pr.p;
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k, d = p.head_dim;
+  const int64_t n_cols = int64_t(pr.cols.size());
+  const float scale = p.scale();
+  const int64_t n_chunks = (n_cols + kColsPerChunk - 1) / kColsPerChunk;
+  parallel_for(n_chunks, pr.threads, [&](int64_t task, int) {
+    const int64_t c0 = task * kColsPerChunk, cn = std::min(kColsPerChunk, n_cols - c0);
+    const auto first_col = pr.cols.begin() + c0, end_col = first_col + cn;
+    const MatF kc = ref::gather_rows<MatF>(kv.k, pr.cols.data() + c0, cn);
+    const MatF vc = ref::gather_rows<MatF>(kv.v, pr.cols.data() + c0, cn);
+    MatF dk = MatF::Zero(cn, d), dv = MatF::Zero(cn, d);
+    for (int64_t r0 = ref::first_row_seeing(p, *first_col); r0 < nq; r0 += kRowsPerStep) {
+      const int64_t rn = std::min(kRowsPerStep, nq - r0);
+      const auto q = qh.q.middleRows(r0, rn);
+      const auto dout = qh.dout.middleRows(r0, rn);
+      ColMatF pm = kc * q.transpose();  // S, then P: [cn, rn]
+      pm *= scale;
+      store(pm, p.dtype);
+      for (int64_t r = 0; r < rn; ++r) {
+        const int64_t i = r0 + r;
+        const int64_t seen = qh.l[i] == 0.f ? 0
+                             : p.causal     ? std::upper_bound(first_col, end_col, i + nk - nq) - first_col
+                                            : cn;
+        auto col = pm.col(r);
+        col.head(seen) = (col.head(seen).array() - qh.m[i]).exp() / qh.l[i];
+        col.tail(cn - seen).setZero();
+      }
+      store(pm, p.dtype);
+      ColMatF dsm = vc * dout.transpose();  // dP, then dS
+      store(dsm, p.dtype);
+      dv.noalias() += pm * dout;
+      const Eigen::Map<const RowVecF> delta(qh.delta.data() + r0, rn);
+      dsm = pm.array() * (dsm.array().rowwise() - delta.array());
+      store(dsm, p.dtype);
+      dk.noalias() += dsm * q;
+    }
+    dk *= scale;
+    store(dk, p.dtype);  // this head's dK_h, dV_h
+    store(dv, p.dtype);
+    for (int64_t c = 0; c < cn; ++c)
+      for (int64_t e = 0; e < d; ++e) {
+        gk[(c0 + c) * d + e] += dk(c, e);
+        gv[(c0 + c) * d + e] += dv(c, e);
+      }
+  });
+}
+
+}  // namespace
+
+SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInputs& in,
+                                            const std::vector<float>& o,
+                                            const std::vector<int64_t>& rows,
+                                            const std::vector<int64_t>& cols, int threads) {
+  const size_t q_elems = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
+  const size_t kv_elems = size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
+  if (in.q.size() != q_elems || in.dout.size() != q_elems || o.size() != q_elems ||
+      in.k.size() != kv_elems || in.v.size() != kv_elems)
+    throw KernelError(fmt::format(
+        "standard_backward_in_precision: sizes q={} dout={} o={} k={} v={} do not match {}",
+        in.q.size(), in.dout.size(), o.size(), in.k.size(), in.v.size(), p.describe()));
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k;
+  const int d = p.head_dim;
+  const Problem pr{p, rows, cols, threads};
+  SampledGrads g;
+  g.rows = rows;
+  g.cols = cols;
+  g.dq.assign(size_t(p.batch) * rows.size() * p.heads * d, 0.0);
+  g.dk.assign(size_t(p.batch) * cols.size() * p.heads_kv * d, 0.0);
+  g.dv.assign(g.dk.size(), 0.0);
+
+  const int group = p.heads / p.heads_kv;
+  for (int b = 0; b < p.batch; ++b) {
+    for (int hk = 0; hk < p.heads_kv; ++hk) {
+      const KvHead kv{b, hk, head_view(in.k, nk, p.heads_kv, d, b, hk),
+                      head_view(in.v, nk, p.heads_kv, d, b, hk)};
+      std::vector<float> gk(cols.size() * d, 0.f), gv(cols.size() * d, 0.f);
+      for (int h = hk * group; h < (hk + 1) * group; ++h) {
+        QueryHead qh{b,
+                     h,
+                     head_view(in.q, nq, p.heads, d, b, h),
+                     head_view(in.dout, nq, p.heads, d, b, h),
+                     head_view(o, nq, p.heads, d, b, h),
+                     std::vector<float>(nq),
+                     std::vector<float>(nq),
+                     std::vector<float>(nq)};
+        rows_pass(pr, kv, qh, g);
+        cols_pass(pr, kv, qh, gk, gv);
+      }
+      store(gk, p.dtype);  // the group's sums
+      store(gv, p.dtype);
+      for (size_t c = 0; c < cols.size(); ++c)
+        for (int e = 0; e < d; ++e) {
+          const size_t at = ((size_t(b) * cols.size() + c) * p.heads_kv + hk) * d + e;
+          g.dk[at] = gk[c * d + e];
+          g.dv[at] = gv[c * d + e];
+        }
+    }
+  }
+  return g;
+}
+
+}  // namespace fa

@@ -1,0 +1,35 @@
+// A standard (unfused) attention backward in the problem's dtype: the baseline
+// the gradient tolerance rule measures a kernel against (docs/MEASUREMENT.md).
+// It stores every intermediate as an unfused bf16/fp16 implementation does;
+// arithmetic is float32, "stored" means rounded to the dtype (fp32: no-op):
+//   S  = scale * (Q K^T)       float32 GEMM, stored
+//   P  = softmax(S)            float32 row max, exp and sum over the stored S, stored
+//   dP = dO V^T                float32 GEMM, stored
+//   D_i = sum_e dO_ie O_ie     float32 from the O the backward is given, kept in float32
+//   dS = P * (dP - D)          float32 from the stored P and dP, stored
+//   dV_h = P^T dO, dK_h = scale * (dS^T Q), dQ = scale * (dS K)
+//                              float32 GEMMs, stored per query head
+//   dK, dV of a KV head        float32 sum of its query heads' stored dK_h, dV_h, stored
+// (the FlashAttention tests' low-precision reference: autograd through a
+// bf16/fp16 attention whose K and V are repeated over the GQA group).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "check/tensors.h"
+#include "core/types.h"
+#include "reference/attention_grad.h"
+
+namespace fa {
+
+// dQ on `rows`, dK and dV on `cols` (sorted, unique, in range: a reference's
+// sets), as doubles in SampledGrads' layout. Needs in.q, k, v, dout and `o`,
+// the forward output the kernel under test is given ([batch, seqlen_q, heads,
+// head_dim], dtype values). Every row's softmax statistics are computed (a
+// column needs them all): one float32 seqlen_q x seqlen_k x d GEMM per head.
+SampledGrads standard_backward_in_precision(const AttnProblem&, const HostInputs&,
+                                            const std::vector<float>& o,
+                                            const std::vector<int64_t>& rows,
+                                            const std::vector<int64_t>& cols, int threads = 0);
+
+}  // namespace fa
