@@ -16,16 +16,6 @@
 
 namespace fa {
 
-// Lane base of an A operand (m x k) read transposed from a swizzled tile stored
-// [k][m] (`Cols` = m per stored row). ldmatrix.trans gives lane (g, t) rows 2t, 2t+1 of
-// column g of each 8x8 matrix, i.e. A's (m g, k 2t..2t+1); the four matrices a0..a3
-// are stored at (k 0-7, m 0-7), (k 0-7, m 8-15), (k 8-15, m 0-7), (k 8-15, m 8-15):
-// the same lane addressing as K's as the B operand of S = Q K^T.
-template <int Cols>
-__device__ __forceinline__ uint32_t at_lane_base(const void* tile, int lane) {
-  return k_lane_base<Cols>(tile, lane);
-}
-
 // acc += A B over `Keys`: A [16*MTiles rows x Keys] read transposed from a swizzled
 // [Keys][ACols] tile, B [Keys x BCols] from a swizzled [Keys][BCols] tile, transposed
 // like V in P V. a_base: at_lane_base<ACols> moved to the warp's first row,
