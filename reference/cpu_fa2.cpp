@@ -10,7 +10,7 @@
 #include "core/types.h"
 #include "reference/cpu_common.h"
 #include "reference/cpu_kernels.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "core/errors.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "check/inputs.h"
+#include "common/problem_params.h"
 #include "core/errors.h"
 #include "check/metrics.h"
 #include "reference/cpu_kernels.h"

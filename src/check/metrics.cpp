@@ -10,7 +10,7 @@
 
 #include "check/half.h"
 #include "core/errors.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 

@@ -1,7 +1,7 @@
 // Error metrics of a kernel's outputs against the reference, and the tolerance
 // rule (docs/MEASUREMENT.md states it with the floors).
 #pragma once
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/result.h"
 #include "reference/reference.h"
 

@@ -18,10 +18,12 @@
 #include <vector>
 
 
+#include "common/problem_params.h"
 #include "core/errors.h"
 #include "measure/counters.h"
 #include "measure/executor.h"
 #include "measure/nvml_clock.h"
+#include "measure/timing.h"
 #include "registry/cuda_error.h"
 
 namespace fa {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/gpu_entry.h"
+#include "common/problem_params.h"
 #include "core/errors.h"
 #include "registry/cuda_error.h"
 #include "registry/kernel.h"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attn_params.h"
 #include "core/run_context.h"
 #include "core/types.h"
 #include "measure/traffic.h"

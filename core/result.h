@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "core/timing.h"
+#include "core/traffic.h"
 #include "core/types.h"
-#include "measure/timing.h"
-#include "measure/traffic.h"
 
 namespace fa {
 
