@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "process_util.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "report/result_json.h"
 
 namespace fa {

@@ -8,7 +8,7 @@
 #include "common/problem_params.h"
 #include "core/errors.h"
 #include "check/metrics.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "reference/reference.h"
 
 namespace fa {

@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 #include "measure/cpu_executor.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "sweep/runner.h"
 
 namespace fa {

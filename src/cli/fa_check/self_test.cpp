@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 
 namespace fa::check {
 
