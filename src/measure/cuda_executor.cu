@@ -21,10 +21,10 @@
 #include "common/problem_params.h"
 #include "core/errors.h"
 #include "measure/counters.h"
+#include "measure/cuda_error.h"
 #include "measure/executor.h"
 #include "measure/nvml_clock.h"
 #include "measure/timing.h"
-#include "registry/cuda_error.h"
 
 namespace fa {
 namespace {

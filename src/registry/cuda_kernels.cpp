@@ -1,7 +1,7 @@
 // GPU variants from the generated table of compiled instantiations
 // (cmake/fa_instances.cmake). Host-only code: the entry points hide CUDA, so
 // this compiles in every build; without CUDA kernels the table is empty.
-// Error text comes through registry/cuda_error.h (a .cu, or a stand-in without CUDA).
+// Error text comes through measure/cuda_error.h (a .cu, or a stand-in without CUDA).
 #include <fmt/format.h>
 #include <stdexcept>
 #include <tuple>
@@ -10,7 +10,7 @@
 #include "common/gpu_entry.h"
 #include "common/problem_params.h"
 #include "core/errors.h"
-#include "registry/cuda_error.h"
+#include "measure/cuda_error.h"
 #include "registry/kernel.h"
 
 namespace fa {
