@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/sm90/tma.cuh"
+#include "common/smem_limit.h"
 
 namespace fa::fa3 {
 
@@ -38,9 +39,8 @@ struct Config {
   // instead of after its last Q K^T (one TMA latency per tile, which short
   // sequences feel most).
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
-  static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kQStages =
-      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemLimit ? 2 : 1;
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
@@ -48,7 +48,7 @@ struct Config {
   // Per Q slot full_q, empty_q; then per stage full_k, empty_k, full_v, empty_v.
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
-  static_assert(kSmemBytes <= kSmemLimit, "tile does not fit the 227 KiB of shared memory per block");
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
   // Ping-pong GEMM turns between consumer warpgroups (FA3_PINGPONG=0 builds
   // the ablation without it).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/fa1_split.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fa {
 namespace {
@@ -17,10 +18,17 @@ constexpr int64_t kFa1OBytes = 4;  // FA1 keeps its running O in float32
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-Tile family_tile(Family f, const Tile& t) {
+// A variant's tile comes from its family's tile table (kernels/<family>/
+// instances.cmake, kernels/cpu/cpu_kernels.h). Without one -- cuDNN picks its own
+// tiles, or a caller names no tile -- a family with CPU kernels is modelled at the
+// CPU table's default, the others at 128 x 128 (flash-attention's Hopper tile).
+constexpr Tile kUntiledModelTile{128, 128, 0, 0};
+
+Tile model_tile(Family f, const Tile& t) {
   if (t.block_m > 0 && t.block_n > 0) return t;
-  if (f == Family::fa3 || f == Family::cudnn) return Tile{128, 128, 0, 0};
-  return Tile{64, 64, 0, 0};
+  for (const CpuKernelEntry& e : cpu_kernel_entries())
+    if (e.family == f && e.tiled) return kCpuDefaultTile;
+  return kUntiledModelTile;
 }
 
 // Number of K/V blocks Q block i (rows [r0, r0 + rows)) must visit: under
@@ -90,7 +98,7 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
 
 Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
   const int64_t s = dtype_bytes(p.dtype);
-  const Tile t = family_tile(f, tile);
+  const Tile t = model_tile(f, tile);
   Traffic per_head;
   switch (f) {
     case Family::standard: per_head = standard_per_head(p, s); break;

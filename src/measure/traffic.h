@@ -8,7 +8,7 @@
 namespace fa {
 
 // Element size is the problem's dtype for Q/K/V/O/S/P; statistics (m, l, LSE)
-// are float32. A tile with block_m/block_n 0 uses the family's natural default.
+// are float32. A tile with block_m/block_n 0 is modelled at a default (traffic.cpp).
 Traffic traffic_model(Family, const AttnProblem&, const Tile&);
 
 }  // namespace fa
