@@ -7,7 +7,6 @@
 
 #include "core/tensors.h"
 #include "measure/executor.h"
-#include "reference/reference.h"
 #include "registry/kernel.h"
 #include "sweep/config.h"
 
