@@ -3,7 +3,12 @@
 # are not working on.
 #
 # fa_add_instances(<out_var> <family> <header> <template> <config>...)
-#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16 or fp16.
+#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16 or fp16, with
+#   a trailing "*" on the one tile `--block auto` runs for its dtype and head_dim.
+#   Each family's list is its tile table: the instances compiled here, the GPU
+#   entry table the registry reads (fa_write_gpu_entries) and, through the
+#   variants' tiles, the traffic model all come from it. A (dtype, head_dim) group
+#   without a "*" defaults to its first tile; two "*" in one group are an error.
 #   The header defines
 #     template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
 #     struct <template> {
@@ -28,6 +33,11 @@ endfunction()
 function(_fa_add_instances out_var pass family header template)
   set(srcs)
   foreach(cfg IN LISTS ARGN)
+    set(marked 0)
+    if(cfg MATCHES "\\*$")
+      set(marked 1)
+      string(REGEX REPLACE "\\*$" "" cfg "${cfg}")
+    endif()
     string(REPLACE ":" ";" f "${cfg}")
     list(GET f 0 dt)
     list(GET f 1 hd)
@@ -65,14 +75,40 @@ int @name@_launch(const AttnParams& p, void* s) { return K::launch(p, static_cas
 ]=] @ONLY)
     list(APPEND srcs "${file}")
     set_property(GLOBAL APPEND PROPERTY FA_GPU_ENTRIES
-                 "${family}|${etype}|${hd}|${bm}|${bn}|${warps}|${stages}|${name}|${pass}")
+                 "${family}|${etype}|${hd}|${bm}|${bn}|${warps}|${stages}|${name}|${pass}|${marked}")
   endforeach()
   set(${out_var} ${srcs} PARENT_SCOPE)
 endfunction()
 
-# Writes the host-side table of every instantiation added so far.
+# Writes the host-side table of every instantiation added so far, each row
+# saying whether it is its (family, pass, dtype, head_dim) group's default.
 function(fa_write_gpu_entries out_file)
   get_property(entries GLOBAL PROPERTY FA_GPU_ENTRIES)
+  # The default of each group: its marked entry, else its first.
+  set(groups "")
+  foreach(e IN LISTS entries)
+    string(REPLACE "|" ";" f "${e}")
+    list(GET f 0 family)
+    list(GET f 1 etype)
+    list(GET f 2 hd)
+    list(GET f 7 name)
+    list(GET f 8 pass)
+    list(GET f 9 marked)
+    set(g "${family}_${pass}_${etype}_${hd}")
+    if(NOT g IN_LIST groups)
+      list(APPEND groups "${g}")
+      set(default_${g} "${name}")
+      set(marked_${g} 0)
+    endif()
+    if(marked)
+      if(marked_${g})
+        message(FATAL_ERROR "${family} ${pass} ${etype} hd${hd}: two tiles marked as the default "
+                            "(${default_${g}} and ${name}); mark one with \"*\"")
+      endif()
+      set(default_${g} "${name}")
+      set(marked_${g} 1)
+    endif()
+  endforeach()
   set(decls "")
   set(rows "")
   foreach(e IN LISTS entries)
@@ -86,10 +122,15 @@ function(fa_write_gpu_entries out_file)
     list(GET f 6 stages)
     list(GET f 7 name)
     list(GET f 8 pass)
+    if(default_${family}_${pass}_${etype}_${hd} STREQUAL name)
+      set(is_default true)
+    else()
+      set(is_default false)
+    endif()
     string(APPEND decls "int64_t ${name}_workspace(const AttnParams&);\n")
     string(APPEND decls "const char* ${name}_unsupported(const AttnParams&);\n")
     string(APPEND decls "int ${name}_launch(const AttnParams&, void*);\n")
-    string(APPEND rows "      {\"${family}\", \"${pass}\", ElemType::${etype}, ${hd}, ${bm}, ${bn}, ${warps}, ${stages}, "
+    string(APPEND rows "      {\"${family}\", \"${pass}\", ElemType::${etype}, ${hd}, ${bm}, ${bn}, ${warps}, ${stages}, ${is_default}, "
                        "&gen::${name}_workspace, &gen::${name}_unsupported, &gen::${name}_launch},\n")
   endforeach()
   file(CONFIGURE OUTPUT "${out_file}" CONTENT [=[

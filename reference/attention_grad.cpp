@@ -18,7 +18,7 @@
 
 #include "core/errors.h"
 #include "reference/dense.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 namespace {

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/types.h"
 
 namespace fa {

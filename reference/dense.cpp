@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "core/errors.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa::ref {
 

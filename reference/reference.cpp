@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/parallel.h"
 #include "reference/dense.h"
-#include "reference/parallel.h"
 
 namespace fa {
 

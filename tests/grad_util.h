@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "check/inputs.h"
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/types.h"
 #include "cpu_shapes.h"
 #include "reference/attention_grad.h"

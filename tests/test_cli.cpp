@@ -108,7 +108,7 @@ TEST(Cli, SmokeSweepEndToEnd) {
     EXPECT_GT(row.timing->median_ms, 0);
     EXPECT_GT(row.tflops, 0);
     ASSERT_TRUE(row.errors.has_value());
-    EXPECT_LE(row.errors->o_max_abs, row.errors->tolerance);
+    EXPECT_LE(row.errors->o_max_abs, row.tolerances->tolerance);
     EXPECT_EQ(row.seed, 1234u);
     EXPECT_EQ(row.traffic_measured_source, "cpu-count");
   }

@@ -26,8 +26,8 @@ Result row(const std::string& kernel, double median_ms, double spread = 0.01, in
   ErrorMetrics e;
   e.o_max_abs = 1e-3;
   e.lse_max_abs = 1e-5;
-  e.tolerance = 4e-3;
   r.errors = e;
+  r.tolerances = Tolerances{4e-3, 0};
   r.traffic_model = Traffic{1000, 500};
   return r;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "check/grad_metrics.h"
+#include "common/problem_params.h"
 #include "core/errors.h"
 #include "cpu/fa2_bwd.h"
 #include "grad_util.h"

@@ -5,10 +5,11 @@
 #include <cmath>
 
 #include "check/inputs.h"
+#include "common/problem_params.h"
 #include "cpu_shapes.h"
 #include "core/errors.h"
 #include "check/metrics.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "reference/reference.h"
 
 namespace fa {

@@ -1,4 +1,4 @@
-// The fa3 kernels, as compiled into libfa_gpu.a, run on the Hopper tensor-core
+// The fa3 kernels, as compiled into libfa_kernels.a, run on the Hopper tensor-core
 // path (HGMMA in the SASS of every forward and backward main kernel) and keep
 // everything in registers (no stack frame, no local memory, no LDL/STL, in those
 // and in the backward's pre- and post-pass). Needs no GPU: it reads the library
@@ -56,8 +56,8 @@ std::string find_cuobjdump_dir() {
   return "";
 }
 
-// libfa_gpu.a sits in the build directory, which is where fa-bench goes too.
-fs::path gpu_library() { return fs::path(FA_BENCH_EXE).parent_path() / "libfa_gpu.a"; }
+// libfa_kernels.a sits in the build directory, which is where fa-bench goes too.
+fs::path gpu_library() { return fs::path(FA_BENCH_EXE).parent_path() / "libfa_kernels.a"; }
 
 struct KernelSass {
   int hgmma = 0, local_ops = 0;

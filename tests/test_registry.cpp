@@ -4,7 +4,7 @@
 
 #include "core/errors.h"
 #include "core/result.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "registry/kernel.h"
 
 namespace fa {

@@ -56,9 +56,8 @@ Result full_row() {
   e.nonfinite = 5;
   e.rows_checked = 999;
   e.sampled = true;
-  e.tolerance = 4.8828125e-4;
-  e.lse_tolerance = 1.5e-3;
   r.errors = e;
+  r.tolerances = Tolerances{4.8828125e-4, 1.5e-3};
   r.clock_before_mhz = 1980;
   r.clock_after_mhz = 1755;
   r.seed = 18446744073709551615ull;
@@ -122,8 +121,8 @@ void expect_equal(const Result& a, const Result& b) {
     EXPECT_EQ(a.errors->nonfinite, b.errors->nonfinite);
     EXPECT_EQ(a.errors->rows_checked, b.errors->rows_checked);
     EXPECT_EQ(a.errors->sampled, b.errors->sampled);
-    EXPECT_EQ(a.errors->tolerance, b.errors->tolerance);
-    EXPECT_EQ(a.errors->lse_tolerance, b.errors->lse_tolerance);
+    EXPECT_EQ(a.tolerances->tolerance, b.tolerances->tolerance);
+    EXPECT_EQ(a.tolerances->lse_tolerance, b.tolerances->lse_tolerance);
   }
   EXPECT_EQ(a.clock_before_mhz, b.clock_before_mhz);
   EXPECT_EQ(a.clock_after_mhz, b.clock_after_mhz);

@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 #include "measure/cpu_executor.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "sweep/runner.h"
 
 namespace fa {
@@ -89,7 +89,7 @@ TEST(Runner, EachOutcomeIsARow) {
   EXPECT_NE(rows[1].reason.find("not timed"), std::string::npos) << rows[1].reason;
   EXPECT_NE(rows[1].reason.find("seed 99"), std::string::npos) << rows[1].reason;
   ASSERT_TRUE(rows[1].errors.has_value());
-  EXPECT_GT(rows[1].errors->o_max_abs, rows[1].errors->tolerance);
+  EXPECT_GT(rows[1].errors->o_max_abs, rows[1].tolerances->tolerance);
 
   EXPECT_EQ(rows[2].status, Status::unsupported);
   EXPECT_EQ(rows[2].reason, "seqlen_k 72 not a multiple of 64");

@@ -15,6 +15,9 @@ struct GpuKernelEntry {
   ElemType dtype;
   int head_dim;        // 0: any head_dim the kernel accepts at run time
   int block_m, block_n, warps, stages;
+  // The tile `--block auto` runs for this family, pass, dtype and head_dim: the
+  // one marked "*" in the family's instances.cmake, else its group's first.
+  bool default_tile;
   // Scratch the launch needs in p.workspace (0 if none); may depend on the shape.
   int64_t (*workspace_bytes)(const AttnParams& p);
   // nullptr if the kernel can run p, else a static string saying why not.

@@ -20,8 +20,8 @@
 #include <thread>
 
 #include "core/errors.h"
-#include "reference/cpu_common.h"
-#include "reference/parallel.h"
+#include "cpu/cpu_common.h"
+#include "core/parallel.h"
 
 namespace fa {
 namespace {

@@ -46,6 +46,7 @@
 #include "common/mma_sm80.cuh"
 #include "common/named_barrier.cuh"
 #include "common/shape_checks.cuh"
+#include "common/smem_limit.h"
 #include "common/softmax.cuh"
 #include "common/warp_mma.cuh"
 
@@ -79,7 +80,7 @@ struct Fa1Traits {
       int((2 * kQElems + 2 * kKVElems + kPElems) * sizeof(Elem) + kRedFloats * sizeof(float));
   static constexpr int kOStageBytes = int((BlockM * HeadDim + 2 * BlockM) * sizeof(float));
   static constexpr bool kPrefetchO =
-      FA1_PREFETCH_O && kSplitCols && kBaseBytes + kOStageBytes <= 227 * 1024;
+      FA1_PREFETCH_O && kSplitCols && kBaseBytes + kOStageBytes <= kSmemPerBlockMax;
   static constexpr int kSmemBytes = kBaseBytes + (kPrefetchO ? kOStageBytes : 0);
   static_assert(BlockM % (16 * kWarpsM) == 0 && Warps % kWarpsM == 0,
                 "each warp owns whole 16-row m-tiles");
@@ -87,7 +88,7 @@ struct Fa1Traits {
   static_assert(!kSplitCols || (kSCols % 16 == 0 && kOCols % 16 == 0 && BlockN % 64 == 0),
                 "split warps need 16-key S slices and 16-column O slices");
   static_assert(kWarpsM < 16, "one named barrier per row group");
-  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit in shared memory");
 };
 
 // Workspace: O float32 [batch*heads, seqlen_q, head_dim], then m and l [batch*heads, seqlen_q].

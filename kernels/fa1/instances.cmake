@@ -8,16 +8,21 @@
 # B_c two or four times what fits with S and O in one warp's registers. 32x128.w8
 # (hd256): four warps per row group, and half the rows, so shared memory also holds
 # the next O_i, l_i, m_i (kPrefetchO): +6-11 % over the same tile without it.
+# "*": the default per head_dim, measured fastest on an H200 with the paper-fwd
+# sweep (docs/PERF_NOTES.md, FA1):
+#   hd64  128x128.w8: block_n 128 halves the float32 O round trips
+#   hd128 64x256.w8: split columns, B_c 256: 0.49-0.54x fa2 (64x128.w4: 0.45-0.54)
+#   hd256 32x128.w8: split columns + O prefetch: 0.40-0.49x fa2 (128x32.w8: 0.13-0.17)
 fa_add_instances(FA_FAMILY_INSTANCES fa1 fa1/fa1_fwd.cuh fa::Fa1Kernel
   bf16:64:128:64:8:2   fp16:64:128:64:8:2
-  bf16:64:128:128:8:2  fp16:64:128:128:8:2
+  bf16:64:128:128:8:2* fp16:64:128:128:8:2*
   bf16:128:128:64:8:2  fp16:128:128:64:8:2
   bf16:128:128:128:8:2 fp16:128:128:128:8:2
   bf16:128:64:128:4:2  fp16:128:64:128:4:2
-  bf16:128:64:256:8:2  fp16:128:64:256:8:2
+  bf16:128:64:256:8:2* fp16:128:64:256:8:2*
   bf16:256:128:32:8:2  fp16:256:128:32:8:2
   bf16:256:64:128:8:2  fp16:256:64:128:8:2
-  bf16:256:32:128:8:2  fp16:256:32:128:8:2)
+  bf16:256:32:128:8:2* fp16:256:32:128:8:2*)
 # The backward, Algorithm 4 (fa1_bwd.cuh): block_m = Q rows per inner step,
 # block_n = keys per CTA, stages = Q_i/dO_i/O_i buffers. Key-per-warp tiles (one
 # warp per 16 keys: hd64 and hd128) keep P^T and dS^T in registers for dV and dK;

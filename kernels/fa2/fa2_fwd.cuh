@@ -20,6 +20,7 @@
 #include "common/mask.cuh"
 #include "common/mma_sm80.cuh"
 #include "common/shape_checks.cuh"
+#include "common/smem_limit.h"
 #include "common/softmax.cuh"
 #include "common/warp_mma.cuh"
 
@@ -37,7 +38,7 @@ struct Fa2Traits {
   static_assert(BlockM % (16 * Warps) == 0, "each warp owns whole 16-row m-tiles");
   static_assert(BlockN % 16 == 0 && HeadDim % 64 == 0, "tiles are multiples of the mma shape");
   static_assert(Stages >= 2, "the K/V pipeline needs at least double buffering");
-  static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit in shared memory");
 };
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>

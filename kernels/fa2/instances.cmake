@@ -5,15 +5,20 @@
 # only local-memory access is one LDL.64 (the K/V pointers, reloaded in the
 # prefetch branch) per K/V block, so it stays. 128x128.w4 (hd64) spills in the
 # loop and is left out. Timings per tile: docs/PERF_NOTES.md.
+# "*": the default per head_dim, measured fastest on an H200 with the paper-fwd
+# sweep (docs/PERF_NOTES.md, FA2):
+#   hd64  128x64.w4.s2: 1.04-1.08x torch flash, seqlen 1k-16k
+#   hd128 128x64.w4.s2: 1.02-1.07x torch flash (128x32.w4: 0.97-1.01)
+#   hd256 128x64.w8.s2: 8 warps, one m-tile each
 fa_add_instances(FA_FAMILY_INSTANCES fa2 fa2/fa2_fwd.cuh fa::Fa2Kernel
-  bf16:64:128:64:4:2   fp16:64:128:64:4:2
+  bf16:64:128:64:4:2*  fp16:64:128:64:4:2*
   bf16:64:128:64:4:3   fp16:64:128:64:4:3
   bf16:64:128:64:8:2   fp16:64:128:64:8:2
   bf16:128:128:32:4:2  fp16:128:128:32:4:2
   bf16:128:128:32:4:3  fp16:128:128:32:4:3
-  bf16:128:128:64:4:2  fp16:128:128:64:4:2
+  bf16:128:128:64:4:2* fp16:128:128:64:4:2*
   bf16:128:128:64:8:2  fp16:128:128:64:8:2
-  bf16:256:128:64:8:2  fp16:256:128:64:8:2
+  bf16:256:128:64:8:2* fp16:256:128:64:8:2*
   bf16:256:64:32:4:2   fp16:256:64:32:4:2
   bf16:256:128:32:8:2  fp16:256:128:32:8:2)
 

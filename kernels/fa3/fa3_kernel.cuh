@@ -1,7 +1,8 @@
 // The FA3 forward kernel (sm_90a): one producer warpgroup feeding a K/V ring
 // through TMA, and BlockM / 64 consumer warpgroups running wgmma and the online
-// softmax. Persistent: each block walks a static list of (m_block, head, batch)
-// tiles. docs/FA3.md draws the roles, barriers and pipeline.
+// softmax. Each block walks the list of (m_block, head, batch) tiles its
+// scheduler (fa3_scheduler.cuh) deals it. docs/FA3.md draws the roles, barriers
+// and pipeline.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -15,22 +16,22 @@
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "fa3/fa3_args.cuh"
-#include "fa3/fa3_config.cuh"
+#include "fa3/fa3_traits.cuh"
 #include "fa3/fa3_softmax.cuh"
 
 namespace fa::fa3 {
 
-// Shared-memory views of one block: tiles and mbarriers at Config's offsets.
-template <typename Cfg>
+// Shared-memory views of one block: tiles and mbarriers at Fa3Traits' offsets.
+template <typename Traits>
 struct Smem {
   uint8_t* base;
-  __device__ uint8_t* q(int slot) const { return base + Cfg::kOffQ + slot * Cfg::kQBytes; }
-  __device__ uint8_t* k(int stage) const { return base + Cfg::kOffK + stage * Cfg::kKVBytes; }
-  __device__ uint8_t* v(int stage) const { return base + Cfg::kOffV + stage * Cfg::kKVBytes; }
-  __device__ sm90::MBarrier* bars() const { return reinterpret_cast<sm90::MBarrier*>(base + Cfg::kOffBar); }
+  __device__ uint8_t* q(int slot) const { return base + Traits::kOffQ + slot * Traits::kQBytes; }
+  __device__ uint8_t* k(int stage) const { return base + Traits::kOffK + stage * Traits::kKVBytes; }
+  __device__ uint8_t* v(int stage) const { return base + Traits::kOffV + stage * Traits::kKVBytes; }
+  __device__ sm90::MBarrier* bars() const { return reinterpret_cast<sm90::MBarrier*>(base + Traits::kOffBar); }
   __device__ sm90::MBarrier& full_q(int j) const { return bars()[2 * j]; }       // Q landed in slot j
   __device__ sm90::MBarrier& empty_q(int j) const { return bars()[2 * j + 1]; }  // consumers done with slot j
-  static constexpr int kKV = 2 * Cfg::kQStages;
+  static constexpr int kKV = 2 * Traits::kQStages;
   __device__ sm90::MBarrier& full_k(int s) const { return bars()[kKV + 4 * s]; }
   __device__ sm90::MBarrier& empty_k(int s) const { return bars()[kKV + 1 + 4 * s]; }
   __device__ sm90::MBarrier& full_v(int s) const { return bars()[kKV + 2 + 4 * s]; }
@@ -45,42 +46,43 @@ struct RingPos {
   __device__ uint32_t parity() const { return (count / Stages) & 1; }
 };
 
-template <typename Elem, typename Cfg>
+template <typename Elem, typename Traits>
 struct Fa3Fwd {
-  static constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN, HD = Cfg::kHeadDim;
+  static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
+  using Sched = typename Traits::Scheduler;
   static constexpr bool kBf16 = std::is_same_v<Elem, __nv_bfloat16>;
 
   // Producer: one thread issues every TMA load. Q once per tile, then K and V
   // per block into the ring, each stage reused once the consumers release it.
-  static __device__ __forceinline__ void producer(const Args& a, const Smem<Cfg>& sm) {
-    RingPos<Cfg::kStages> ring;
-    RingPos<Cfg::kQStages> qring;
+  static __device__ __forceinline__ void producer(const Args& a, const Smem<Traits>& sm) {
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
     const int group = a.heads / a.heads_kv;
     for (int round = 0;; ++round) {
-      const int idx = tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.num_tiles) break;
-      const TileCoord tc = tile_at(idx, a);
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
       const int qs = qring.stage();
       sm.empty_q(qs).wait(qring.parity() ^ 1);
-      sm.full_q(qs).arrive_expect_tx(Cfg::kQBytes);
-      for (int p = 0; p < Cfg::kPanels; ++p)
-        sm90::tma_load_4d(sm.q(qs) + p * Cfg::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word, p * 64,
+      sm.full_q(qs).arrive_expect_tx(Traits::kQBytes);
+      for (int p = 0; p < Traits::kPanels; ++p)
+        sm90::tma_load_4d(sm.q(qs) + p * Traits::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word, p * 64,
                           tc.m_block * BM, tc.head, tc.batch);
       const int kv_head = tc.head / group;
       for (int i = 0; i < n_blocks; ++i, ++ring.count) {
         const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
         const int s = ring.stage();
         sm.empty_k(s).wait(ring.parity() ^ 1);
-        sm.full_k(s).arrive_expect_tx(Cfg::kKVBytes);
-        for (int p = 0; p < Cfg::kPanels; ++p)
-          sm90::tma_load_4d(sm.k(s) + p * Cfg::kKVPanelBytes, &a.tma_k, &sm.full_k(s).word, p * 64, n * BN,
+        sm.full_k(s).arrive_expect_tx(Traits::kKVBytes);
+        for (int p = 0; p < Traits::kPanels; ++p)
+          sm90::tma_load_4d(sm.k(s) + p * Traits::kKVPanelBytes, &a.tma_k, &sm.full_k(s).word, p * 64, n * BN,
                             kv_head, tc.batch);
         sm.empty_v(s).wait(ring.parity() ^ 1);
-        sm.full_v(s).arrive_expect_tx(Cfg::kKVBytes);
-        for (int p = 0; p < Cfg::kPanels; ++p)
-          sm90::tma_load_4d(sm.v(s) + p * Cfg::kKVPanelBytes, &a.tma_v, &sm.full_v(s).word, p * 64, n * BN,
+        sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
+        for (int p = 0; p < Traits::kPanels; ++p)
+          sm90::tma_load_4d(sm.v(s) + p * Traits::kKVPanelBytes, &a.tma_v, &sm.full_v(s).word, p * 64, n * BN,
                             kv_head, tc.batch);
       }
       ++qring.count;
@@ -93,20 +95,20 @@ struct Fa3Fwd {
   // run, the other does its softmax (exp is ~250x slower than the tensor cores).
   static constexpr int kTurnBar = 1;  // ids 1..kConsumerWGs; 0 is __syncthreads
   static __device__ __forceinline__ void wait_turn(int c) {
-    if constexpr (Cfg::kPingPong) sm90::named_barrier_sync(kTurnBar + c, 256);
+    if constexpr (Traits::kPingPong) sm90::named_barrier_sync(kTurnBar + c, 256);
   }
   static __device__ __forceinline__ void pass_turn(int c) {
-    if constexpr (Cfg::kPingPong) sm90::named_barrier_arrive(kTurnBar + (c + 1) % Cfg::kConsumerWGs, 256);
+    if constexpr (Traits::kPingPong) sm90::named_barrier_arrive(kTurnBar + (c + 1) % Traits::kConsumerWGs, 256);
   }
 
   // S = Q K^T for K/V stage s (both operands K-major in shared memory). Issued, not waited.
-  static __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], uint64_t desc_q, const Smem<Cfg>& sm, int s) {
+  static __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], uint64_t desc_q, const Smem<Traits>& sm, int s) {
     const uint64_t desc_k = sm90::smem_desc_sw128(sm.k(s), 16, 1024);
     sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < HD / 16; ++k) {
-      const uint64_t off_q = uint64_t((k / 4) * Cfg::kQPanelBytes + (k % 4) * 32) >> 4;
-      const uint64_t off_k = uint64_t((k / 4) * Cfg::kKVPanelBytes + (k % 4) * 32) >> 4;
+      const uint64_t off_q = uint64_t((k / 4) * Traits::kQPanelBytes + (k % 4) * 32) >> 4;
+      const uint64_t off_k = uint64_t((k / 4) * Traits::kKVPanelBytes + (k % 4) * 32) >> 4;
       sm90::WgmmaOp<BN>::template ss<kBf16, 0>(sc, desc_q + off_q, desc_k + off_k, k > 0);
     }
     sm90::wgmma_commit();
@@ -114,8 +116,8 @@ struct Fa3Fwd {
 
   // O += P V for stage s (P from registers; V is MN-major: head_dim contiguous). Issued, not waited.
   static __device__ __forceinline__ void issue_pv(float (&o)[HD / 2], uint32_t (&p)[BN / 16][4],
-                                                  const Smem<Cfg>& sm, int s) {
-    const uint64_t desc_v = sm90::smem_desc_sw128(sm.v(s), Cfg::kKVPanelBytes, 1024);
+                                                  const Smem<Traits>& sm, int s) {
+    const uint64_t desc_v = sm90::smem_desc_sw128(sm.v(s), Traits::kKVPanelBytes, 1024);
     sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < BN / 16; ++k)
@@ -125,11 +127,11 @@ struct Fa3Fwd {
 
   // Blocks 1 .. n_blocks-1 of tile tc (block 0's P is in p): the intra-warpgroup
   // overlap described below. Shared by both consumers.
-  static __device__ __forceinline__ void run_blocks(const Args& a, const Smem<Cfg>& sm, int c, int lane,
+  static __device__ __forceinline__ void run_blocks(const Args& a, const Smem<Traits>& sm, int c, int lane,
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
                                                     int row0, float (&o)[HD / 2], float (&sc)[BN / 2],
                                                     uint32_t (&p)[BN / 16][4], float (&alpha)[2], RowState& st,
-                                                    RingPos<Cfg::kStages>& ring, int& s_prev, uint32_t& v_parity) {
+                                                    RingPos<Traits::kStages>& ring, int& s_prev, uint32_t& v_parity) {
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
@@ -161,7 +163,7 @@ struct Fa3Fwd {
   }
 
   // O += P_last V_last, alone, waited for.
-  static __device__ __forceinline__ void last_pv(const Smem<Cfg>& sm, int c, int lane, float (&o)[HD / 2],
+  static __device__ __forceinline__ void last_pv(const Smem<Traits>& sm, int c, int lane, float (&o)[HD / 2],
                                                  uint32_t (&p)[BN / 16][4], int s_prev, uint32_t v_parity) {
     sm.full_v(s_prev).wait(v_parity);
     wait_turn(c);
@@ -180,12 +182,12 @@ struct Fa3Fwd {
   // softmax of S_i while the P V product runs. The rescale of O by
   // exp(m_{i-1} - m_i) that this softmax yields is applied in the next
   // iteration, between the two issues, where it hides under the Q K^T GEMM.
-  // Across tiles (Cfg::kCrossTile) the same pairing goes on: a tile's last P V is
+  // Across tiles (Traits::kCrossTile) the same pairing goes on: a tile's last P V is
   // issued with the next tile's first Q K^T, whose softmax runs under it, so only
   // the block's very first Q K^T is waited for alone (what short sequences, with
   // few K/V blocks per tile, pay most for).
-  static __device__ __forceinline__ void consumer(const Args& a, const Smem<Cfg>& sm, int c) {
-    if constexpr (Cfg::kCrossTile)
+  static __device__ __forceinline__ void consumer(const Args& a, const Smem<Traits>& sm, int c) {
+    if constexpr (Traits::kCrossTile)
       consumer_cross_tile(a, sm, c);
     else
       consumer_per_tile(a, sm, c);
@@ -196,17 +198,17 @@ struct Fa3Fwd {
   // the same SASS as before): written as one function, the 3-warpgroup hd64 build
   // lost uniform registers in the block loop (+44 instructions per block, -5 % on
   // the H200; PERF_NOTES fa3-cross-tile-pipeline).
-  static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Cfg>& sm, int c) {
+  static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Traits>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     // The last warpgroup hands the first turn to warpgroup 0.
-    if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
-    RingPos<Cfg::kStages> ring;
-    RingPos<Cfg::kQStages> qring;
+    if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
     for (int round = 0;; ++round) {
-      const int idx = tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.num_tiles) break;
-      const TileCoord tc = tile_at(idx, a);
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::tile_at(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       float o[HD / 2];
@@ -251,15 +253,15 @@ struct Fa3Fwd {
   }
 
   // Consumer with kCrossTile (see above).
-  static __device__ __forceinline__ void consumer_cross_tile(const Args& a, const Smem<Cfg>& sm, int c) {
+  static __device__ __forceinline__ void consumer_cross_tile(const Args& a, const Smem<Traits>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
     const int row_in_tile = c * 64 + warp * 16 + g;  // this thread's rows: +0 and +8
     // The last warpgroup hands the first turn to warpgroup 0.
-    if (Cfg::kPingPong && c == Cfg::kConsumerWGs - 1) pass_turn(c);
+    if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
     store_empty_tiles(a);  // while the first Q and K are on their way
-    RingPos<Cfg::kStages> ring;
-    RingPos<Cfg::kQStages> qring;
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
     int round = 0;
     // Moves to the block's next tile with at least one K/V block; tiles without
     // any (causal, rows that see no key) were stored above.
@@ -267,9 +269,9 @@ struct Fa3Fwd {
     int n_blocks = 0, idx = 0;
     auto next_tile = [&]() {
       for (;;) {
-        idx = tile_index(round++, gridDim.x, blockIdx.x);
-        if (idx >= a.num_tiles) return false;
-        tc = tile_at(idx, a);
+        idx = Sched::tile_index(round++, gridDim.x, blockIdx.x);
+        if (idx >= a.schedule.num_tiles) return false;
+        tc = Sched::tile_at(idx, a);
         n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
         if (n_blocks > 0) return true;
       }
@@ -335,7 +337,7 @@ struct Fa3Fwd {
       // step below, with two tiles' state live): its coordinates are recomputed to store it.
       const int done = idx;
       auto store_done = [&]() {
-        const TileCoord d = tile_at(done, a);
+        const TileCoord d = Sched::tile_at(done, a);
         store_tile(a, d, o, st, d.m_block * BM + row_in_tile, t);
       };
       if (!next_tile()) {
@@ -381,9 +383,9 @@ struct Fa3Fwd {
     // here rather than kept live through the tile loop.
     const int row_in_tile = (threadIdx.x - 128) / 32 * 16 + (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
     for (int round = 0;; ++round) {
-      const int idx = tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.num_tiles) break;
-      const TileCoord tc = tile_at(idx, a);
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::tile_at(idx, a);
       if (kv_blocks<BM, BN>(tc.m_block, a) > 0) continue;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -457,41 +459,41 @@ struct Fa3Fwd {
   }
 };
 
-template <typename Elem, typename Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) fa3_fwd_kernel(const __grid_constant__ Args args) {
+template <typename Elem, typename Traits>
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fwd_kernel(const __grid_constant__ Args args) {
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
   // Swizzle atoms need 1024-byte alignment; dynamic shared memory only promises 16.
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
-  const Smem<Cfg> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
+  const Smem<Traits> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
   const int wg = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
-    for (int j = 0; j < Cfg::kQStages; ++j) {
+    for (int j = 0; j < Traits::kQStages; ++j) {
       sm.full_q(j).init(1);
-      sm.empty_q(j).init(Cfg::kConsumerWarps);
+      sm.empty_q(j).init(Traits::kConsumerWarps);
     }
-    for (int s = 0; s < Cfg::kStages; ++s) {
+    for (int s = 0; s < Traits::kStages; ++s) {
       sm.full_k(s).init(1);
-      sm.empty_k(s).init(Cfg::kConsumerWarps);
+      sm.empty_k(s).init(Traits::kConsumerWarps);
       sm.full_v(s).init(1);
-      sm.empty_v(s).init(Cfg::kConsumerWarps);
+      sm.empty_v(s).init(Traits::kConsumerWarps);
     }
     sm90::fence_barrier_init();
   }
   __syncthreads();
 
   if (wg == 0) {  // producer warpgroup
-    sm90::regs_release<Cfg::kProducerRegs>();
+    sm90::regs_release<Traits::kProducerRegs>();
     if (threadIdx.x == 0) {
       sm90::tma_prefetch_map(&args.tma_q);
       sm90::tma_prefetch_map(&args.tma_k);
       sm90::tma_prefetch_map(&args.tma_v);
-      Fa3Fwd<Elem, Cfg>::producer(args, sm);
+      Fa3Fwd<Elem, Traits>::producer(args, sm);
     }
   } else {  // consumer warpgroups
-    sm90::regs_acquire<Cfg::kConsumerRegs>();
-    Fa3Fwd<Elem, Cfg>::consumer(args, sm, wg - 1);
+    sm90::regs_acquire<Traits::kConsumerRegs>();
+    Fa3Fwd<Elem, Traits>::consumer(args, sm, wg - 1);
   }
 #endif
 }

@@ -2,14 +2,15 @@
 # warps = 4 * (block_m / 64 + 1): one producer warpgroup plus one consumer
 # warpgroup per 64 query rows. At least two tiles per head dim so --block can compare
 # (docs/FA3.md says why these; PERF_NOTES.md "FA3" has what they and the
-# candidates dropped -- 3 stages, 128x192 -- measured).
+# candidates dropped -- 3 stages, 128x192 -- measured). "*" marks the default
+# per head_dim.
 fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
-  bf16:64:192:128:16:2   bf16:64:128:128:12:2
-  fp16:64:192:128:16:2   fp16:64:128:128:12:2
-  bf16:128:128:128:12:2  bf16:128:128:176:12:2  bf16:128:128:160:12:2
-  fp16:128:128:128:12:2  fp16:128:128:176:12:2  fp16:128:128:160:12:2
-  bf16:256:128:80:12:2   bf16:256:128:64:12:2
-  fp16:256:128:80:12:2   fp16:256:128:64:12:2)
+  bf16:64:192:128:16:2*  bf16:64:128:128:12:2
+  fp16:64:192:128:16:2*  fp16:64:128:128:12:2
+  bf16:128:128:128:12:2* bf16:128:128:176:12:2  bf16:128:128:160:12:2
+  fp16:128:128:128:12:2* fp16:128:128:176:12:2  fp16:128:128:160:12:2
+  bf16:256:128:80:12:2*  bf16:256:128:64:12:2
+  fp16:256:128:80:12:2*  fp16:256:128:64:12:2)
 
 # The backward (fa3_bwd.cuh): block_m x block_n is Q rows x K/V rows per step;
 # warps = 12, a producer warpgroup and two consumers (64 keys each; at head_dim

@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/grad_errors.h"
 #include "core/types.h"
 #include "reference/attention_grad.h"

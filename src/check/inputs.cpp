@@ -9,7 +9,7 @@
 #include <random>
 
 #include "check/half.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 #include "core/errors.h"
 
 namespace fa {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/types.h"
 
 namespace fa {

@@ -10,7 +10,7 @@
 
 #include "check/half.h"
 #include "core/errors.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 
@@ -151,16 +151,17 @@ double o_tolerance(const AttnProblem& p, const HostInputs& in, const ReferenceOu
   return 2.0 * standard_in_precision(p, in, ref).o_max_abs + dtype_floor(p.dtype);
 }
 
-void set_tolerances(ErrorMetrics& m, const AttnProblem& p, const HostInputs& in,
-                    const ReferenceOutputs& ref) {
+Tolerances tolerances_for(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
   const StandardErrors e = standard_in_precision(p, in, ref);
-  m.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
-  m.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
+  Tolerances t;
+  t.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
+  t.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
+  return t;
 }
 
-bool passes(const ErrorMetrics& m) {
-  const double lse_bound = m.lse_tolerance > 0 ? m.lse_tolerance : kLseFloor;
-  return m.nonfinite == 0 && m.o_max_abs <= m.tolerance && m.lse_max_abs <= lse_bound;
+bool passes(const ErrorMetrics& m, const Tolerances& t) {
+  const double lse_bound = t.lse_tolerance > 0 ? t.lse_tolerance : kLseFloor;
+  return m.nonfinite == 0 && m.o_max_abs <= t.tolerance && m.lse_max_abs <= lse_bound;
 }
 
 }  // namespace fa

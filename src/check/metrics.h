@@ -2,8 +2,9 @@
 // rule (docs/MEASUREMENT.md states it with the floors).
 #pragma once
 #include "check/error_accumulator.h"
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/result.h"
+#include "core/tolerances.h"
 #include "reference/reference.h"
 
 namespace fa {
@@ -17,9 +18,10 @@ ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const Refer
 // measured on the same rows, plus a per-dtype floor.
 double o_tolerance(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 double dtype_floor(DType);
-// Sets m.tolerance (as o_tolerance) and m.lse_tolerance (1e-3 + 2 x the same
-// standard implementation's LSE max abs error) with one pass of that standard.
-void set_tolerances(ErrorMetrics& m, const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
-bool passes(const ErrorMetrics&);  // finite everywhere and o_max_abs <= tolerance (LSE: see docs)
+// The point's tolerances: O as o_tolerance, LSE 1e-3 + 2 x the same standard
+// implementation's LSE max abs error, with one pass of that standard.
+Tolerances tolerances_for(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
+// Finite everywhere, O max abs error <= tolerance, LSE's <= lse_tolerance (1e-3 when unset).
+bool passes(const ErrorMetrics&, const Tolerances&);
 
 }  // namespace fa

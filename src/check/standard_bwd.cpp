@@ -12,7 +12,7 @@
 #include "check/dtype_round.h"
 #include "core/errors.h"
 #include "reference/dense.h"
-#include "reference/parallel.h"
+#include "core/parallel.h"
 
 namespace fa {
 namespace {

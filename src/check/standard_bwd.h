@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/types.h"
 #include "reference/attention_grad.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "core/types.h"
 
 namespace fa {

@@ -14,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "common/problem_params.h"
 #include "core/errors.h"
+#include "measure/timing.h"
 
 namespace fa {
 

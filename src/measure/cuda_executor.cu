@@ -18,11 +18,13 @@
 #include <vector>
 
 
+#include "common/problem_params.h"
 #include "core/errors.h"
 #include "measure/counters.h"
+#include "measure/cuda_error.h"
 #include "measure/executor.h"
 #include "measure/nvml_clock.h"
-#include "registry/cuda_error.h"
+#include "measure/timing.h"
 
 namespace fa {
 namespace {

@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "check/tensors.h"
+#include "common/attn_params.h"
 #include "core/run_context.h"
+#include "core/tensors.h"
+#include "core/timing.h"
+#include "core/traffic.h"
 #include "core/types.h"
-#include "measure/timing.h"
-#include "measure/traffic.h"
 
 namespace fa {
 

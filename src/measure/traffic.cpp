@@ -14,7 +14,7 @@ namespace fa {
 namespace {
 
 using traffic::ceil_div;
-using traffic::family_tile;
+using traffic::model_tile;
 using traffic::keys_in_blocks;
 using traffic::kStatBytes;
 using traffic::visible_kv_blocks;
@@ -73,7 +73,7 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
 
 Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
   const int64_t s = dtype_bytes(p.dtype);
-  const Tile t = family_tile(f, tile);
+  const Tile t = model_tile(f, tile);
   Traffic per_head;
   switch (f) {
     case Family::standard: per_head = standard_per_head(p, s); break;

@@ -2,20 +2,13 @@
 // Formulas and the papers' bounds: docs/MEASUREMENT.md. The model ignores caches:
 // the gap to measured DRAM bytes is L2 reuse.
 #pragma once
-#include <cstdint>
-
+#include "core/traffic.h"
 #include "core/types.h"
 
 namespace fa {
 
-struct Traffic {
-  int64_t read_bytes = 0;
-  int64_t write_bytes = 0;
-  int64_t total() const { return read_bytes + write_bytes; }
-};
-
 // Element size is the problem's dtype for Q/K/V/O/S/P; statistics (m, l, LSE)
-// are float32. A tile with block_m/block_n 0 uses the family's natural default.
+// are float32. A tile with block_m/block_n 0 is modelled at a default (traffic.cpp).
 Traffic traffic_model(Family, const AttnProblem&, const Tile&);
 
 }  // namespace fa

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/types.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fa::traffic {
 
@@ -12,11 +13,17 @@ constexpr int64_t kStatBytes = 4;  // m, l, LSE, D are float32 everywhere
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// A tile of 0 means the family's default: 128x128 for fa3 and cudnn, else 64x64.
-inline Tile family_tile(Family f, const Tile& t) {
+// A variant's tile comes from its family's tile table (kernels/<family>/
+// instances.cmake, kernels/cpu/cpu_kernels.h). Without one -- cuDNN picks its own
+// tiles, or a caller names no tile -- a family with CPU kernels is modelled at the
+// CPU table's default, the others at 128 x 128 (flash-attention's Hopper tile).
+constexpr Tile kUntiledModelTile{128, 128, 0, 0};
+
+inline Tile model_tile(Family f, const Tile& t) {
   if (t.block_m > 0 && t.block_n > 0) return t;
-  if (f == Family::fa3 || f == Family::cudnn) return Tile{128, 128, 0, 0};
-  return Tile{64, 64, 0, 0};
+  for (const CpuKernelEntry& e : cpu_kernel_entries())
+    if (e.family == f && e.tiled) return kCpuDefaultTile;
+  return kUntiledModelTile;
 }
 
 // Number of K/V blocks Q block i (rows [r0, r0 + rows)) must visit: under

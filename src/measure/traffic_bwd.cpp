@@ -50,7 +50,7 @@ Traffic traffic_model_bwd(Family f, const AttnProblem& p, const Tile& tile) {
     throw std::invalid_argument(
         fmt::format("traffic_model_bwd: no backward traffic model for family {}", to_string(f)));
   const int64_t s = dtype_bytes(p.dtype), d = p.head_dim;
-  const Tile t = traffic::family_tile(f, tile);
+  const Tile t = traffic::model_tile(f, tile);
   int64_t kv_blocks = 0;
   const Traffic per_q_head = fa2_bwd_query_head(p, s, t.block_m, t.block_n, kv_blocks);
   // Per (batch, KV head): K_j, V_j read once for the whole GQA group; dK_j, dV_j

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attn_params.h"
 #include "core/run_context.h"
 #include "core/types.h"
 #include "measure/traffic.h"
@@ -57,7 +58,7 @@ class Registry {
 };
 
 // Registration hooks, called once by Registry::instance().
-void register_cpu_kernels(Registry&);   // reference/cpu_kernels.cpp
+void register_cpu_kernels(Registry&);   // src/registry/cpu_kernels.cpp
 void register_cuda_kernels(Registry&);  // src/registry/cuda_kernels.cpp (no-op without CUDA)
 
 bool glob_match(std::string_view pattern, std::string_view text);  // '*' and '?'

@@ -51,6 +51,10 @@ ErrorMetrics& errs(Result& r) {
   if (!r.errors) r.errors.emplace();
   return *r.errors;
 }
+Tolerances& tols(Result& r) {
+  if (!r.tolerances) r.tolerances.emplace();
+  return *r.tolerances;
+}
 Traffic& measured(Result& r) {
   if (!r.traffic_measured) r.traffic_measured.emplace();
   return *r.traffic_measured;
@@ -146,8 +150,8 @@ const std::vector<Column>& columns() {
       FA_OPT_INT("rows_checked", errors, rows_checked, errs),
       Column{"sampled", [](const Result& r) { return r.errors ? std::string(r.errors->sampled ? "true" : "false") : std::string(); },
              [](Result& r, const std::string& s) { errs(r).sampled = s2b(s, "sampled"); }},
-      FA_OPT_DBL("tolerance", errors, tolerance, errs),
-      FA_OPT_DBL("lse_tolerance", errors, lse_tolerance, errs),
+      FA_OPT_DBL("tolerance", tolerances, tolerance, tols),
+      FA_OPT_DBL("lse_tolerance", tolerances, lse_tolerance, tols),
       FA_INT("clock_before_mhz", r.clock_before_mhz),
       FA_INT("clock_after_mhz", r.clock_after_mhz),
       Column{"seed", [](const Result& r) { return std::to_string(r.seed); },

@@ -28,7 +28,7 @@ std::string markdown_row(const Result& r) {
   std::string gb = r.traffic_model.total() > 0 ? fmt::format("{:.4g}", double(r.traffic_model.total()) / 1e9) : "-";
   std::string gbps = timed ? fmt::format("{:.1f}", r.model_bandwidth_gbps) : "-";
   std::string err = r.errors ? fmt::format("{:.3g}", r.errors->o_max_abs) : "-";
-  std::string tol = r.errors ? fmt::format("{:.3g}", r.errors->tolerance) : "-";
+  std::string tol = r.tolerances ? fmt::format("{:.3g}", r.tolerances->tolerance) : "-";
   return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.kernel),
                      r.problem.describe(), to_string(r.status), median, tflops, gb, gbps, err, tol,
                      cell(r.reason));

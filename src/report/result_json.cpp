@@ -114,8 +114,10 @@ json result_to_json(const Result& r) {
     j["errors"] = {{"o_max_abs", num(e.o_max_abs)},     {"o_max_rel", num(e.o_max_rel)},
                    {"o_rel_l2", num(e.o_rel_l2)},       {"lse_max_abs", num(e.lse_max_abs)},
                    {"lse_max_rel", num(e.lse_max_rel)}, {"nonfinite", e.nonfinite},
-                   {"rows_checked", e.rows_checked},    {"sampled", e.sampled},
-                   {"tolerance", num(e.tolerance)},     {"lse_tolerance", num(e.lse_tolerance)}};
+                   {"rows_checked", e.rows_checked},    {"sampled", e.sampled}};
+    const Tolerances t = r.tolerances.value_or(Tolerances{});
+    j["errors"]["tolerance"] = num(t.tolerance);
+    j["errors"]["lse_tolerance"] = num(t.lse_tolerance);
   } else {
     j["errors"] = nullptr;
   }
@@ -189,9 +191,8 @@ Result result_from_json(const json& j, const std::string& where) {
     m.nonfinite = e.i("nonfinite");
     m.rows_checked = e.i("rows_checked");
     m.sampled = e.b("sampled");
-    m.tolerance = e.d("tolerance");
-    m.lse_tolerance = e.d("lse_tolerance");
     out.errors = m;
+    out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
   }
   out.clock_before_mhz = int(r.i("clock_before_mhz"));
   out.clock_after_mhz = int(r.i("clock_after_mhz"));

@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 
 namespace fa {
 

@@ -6,12 +6,10 @@
 #include <fmt/format.h>
 
 #include "check/inputs.h"
-#include "check/metrics.h"
-#include "check/sampling.h"
 #include "check/user_inputs.h"
+#include "check/validate.h"
 #include "core/errors.h"
 #include "measure/throttle.h"
-#include "reference/reference.h"
 
 namespace fa {
 
@@ -36,11 +34,10 @@ std::string key_of(const AttnProblem& p, const PlannedKernel& k) {
   return r.key();
 }
 
-// Everything the kernels of one point share: inputs, checked rows, reference.
+// Everything the kernels of one point share: inputs, reference, tolerances.
 struct PointData {
   HostInputs inputs;
-  ReferenceOutputs ref;
-  ErrorMetrics tolerances;  // tolerance and lse_tolerance for this point
+  PointCheck check;
 };
 
 PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
@@ -54,16 +51,11 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
   } else {
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
-  std::vector<int64_t> rows;  // empty: every row
-  if (p.seqlen_q > c.max_check_rows) {
-    // Sample around the largest block boundary in play, so every kernel's
-    // boundary rows are among those checked.
-    int block = 0;
-    for (const auto& k : pp.kernels) block = std::max(block, k.tile.block_m);
-    rows = sample_rows(p, c.max_check_rows, block > 0 ? block : 128, seed);
-  }
-  d.ref = reference_forward(p, d.inputs, rows, c.threads);
-  set_tolerances(d.tolerances, p, d.inputs, d.ref);
+  // Rows are sampled around the largest block boundary in play, so every
+  // kernel's boundary rows are among those checked.
+  int block = 0;
+  for (const auto& k : pp.kernels) block = std::max(block, k.tile.block_m);
+  d.check = check_point(p, d.inputs, c.max_check_rows, block, seed, c.threads);
   return d;
 }
 
@@ -86,31 +78,25 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
     return;
   }
   const AttnParams params = ex.params();
-  RunContext counted;
-  auto launch = [&](RunContext& ctx) {
-    v.run(params, ctx);
-    counted = ctx;
-  };
+  auto launch = [&](RunContext& ctx) { v.run(params, ctx); };
   row.clock_before_mhz = ex.clock().sm_mhz;
   try {
-    ex.poison_outputs();
-    ex.run_once(launch);
-    row.peak_extra_bytes = ex.peak_extra_bytes();
-    HostOutputs out = ex.fetch_outputs();
-    if (!c.save_outputs.empty()) save_outputs_npy(c.save_outputs, k.name + "." + problem_slug(p), p, out);
-    ErrorMetrics m = compare_outputs(p, out, d.ref);
-    m.tolerance = d.tolerances.tolerance;
-    m.lse_tolerance = d.tolerances.lse_tolerance;
-    row.errors = m;
-    if (!passes(m)) {
+    std::function<void(const HostOutputs&)> save;
+    if (!c.save_outputs.empty())
+      save = [&](const HostOutputs& out) {
+        save_outputs_npy(c.save_outputs, k.name + "." + problem_slug(p), p, out);
+      };
+    const Validation val = validate_variant(v, p, ex, d.check, row.seed, save);
+    row.peak_extra_bytes = val.peak_extra_bytes;
+    row.errors = val.errors;
+    row.tolerances = d.check.tolerances;
+    if (!val.passed) {
       row.status = Status::fail;
-      row.reason = fmt::format(
-          "O max abs error {:.3g} vs tolerance {:.3g}, LSE max abs error {:.3g} vs {:.3g}, {} "
-          "non-finite values (seed {}); a failing kernel is not timed",
-          m.o_max_abs, m.tolerance, m.lse_max_abs, m.lse_tolerance, m.nonfinite, row.seed);
+      row.reason = val.why + "; a failing kernel is not timed";
       row.clock_after_mhz = ex.clock().sm_mhz;
       return;
     }
+    const RunContext& counted = val.counted;
     if (counted.counted_read_bytes >= 0 && counted.counted_write_bytes >= 0) {
       row.traffic_measured = Traffic{counted.counted_read_bytes, counted.counted_write_bytes};
       row.traffic_measured_source = "cpu-count";

@@ -14,6 +14,7 @@
 #include "check/half.h"
 #include "check/inputs.h"
 #include "check/metrics.h"
+#include "check/validate.h"
 #include "core/errors.h"
 #include "measure/executor.h"
 #include "reference/reference.h"
@@ -45,8 +46,8 @@ float round_to(float x, DType d) {
 // rule applied to a standard implementation that rounds S too: 2x that
 // implementation's error + the dtype floor (flash-attention's own tests compare
 // against exactly such a reference, upcast=False).
-void standard_s_rounded_tolerance(const AttnProblem& p, const HostInputs& in,
-                                  const ReferenceOutputs& ref, ErrorMetrics& m) {
+Tolerances standard_s_rounded_tolerance(const AttnProblem& p, const HostInputs& in,
+                                        const ReferenceOutputs& ref, Tolerances t) {
   const int64_t nr = int64_t(ref.rows.size()), d = p.head_dim, group = p.heads / p.heads_kv;
   double o_err = 0, lse_err = 0;
   std::vector<float> s(p.seqlen_k), o(d);
@@ -77,8 +78,9 @@ void standard_s_rounded_tolerance(const AttnProblem& p, const HostInputs& in,
           o_err = std::max(o_err, std::abs(double(round_to(o[e], p.dtype)) -
                                            ref.o[((b * nr + ri) * p.heads + h) * d + e]));
       }
-  m.tolerance = std::max(m.tolerance, 2 * o_err + dtype_floor(p.dtype));
-  m.lse_tolerance = std::max(m.lse_tolerance, 1e-3 + 2 * lse_err);
+  t.tolerance = std::max(t.tolerance, 2 * o_err + dtype_floor(p.dtype));
+  t.lse_tolerance = std::max(t.lse_tolerance, 1e-3 + 2 * lse_err);
+  return t;
 }
 
 struct Case {
@@ -88,9 +90,8 @@ struct Case {
 // Runs every cuda variant that supports p; returns how many ran.
 int check_problem(Executor& ex, const AttnProblem& p, Distribution dist, uint64_t seed) {
   const HostInputs in = generate_inputs(p, dist, seed);
-  const ReferenceOutputs ref = reference_forward(p, in);
-  ErrorMetrics rule;
-  set_tolerances(rule, p, in, ref);
+  PointCheck check{reference_forward(p, in), {}};
+  const Tolerances rule = tolerances_for(p, in, check.ref);
   ex.prepare(p, in);
   int ran = 0;
   for (const KernelVariant* v : cuda_variants()) {
@@ -99,21 +100,19 @@ int check_problem(Executor& ex, const AttnProblem& p, Distribution dist, uint64_
     SCOPED_TRACE(v->name + " on " + p.describe() + " " + std::string(to_string(dist)) +
                  " seed " + std::to_string(seed));
     ex.reserve_workspace(v->workspace_bytes ? v->workspace_bytes(p) : 0);
-    const AttnParams params = ex.params();
-    ex.poison_outputs();
+    check.tolerances =
+        v->family == Family::standard ? standard_s_rounded_tolerance(p, in, check.ref, rule) : rule;
+    Validation val;
     try {
-      ex.run_once([&](RunContext& ctx) { v->run(params, ctx); });
+      val = validate_variant(*v, p, ex, check, seed);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "run failed: " << e.what();
       continue;
     }
-    ErrorMetrics m = compare_outputs(p, ex.fetch_outputs(), ref);
-    m.tolerance = rule.tolerance;
-    m.lse_tolerance = rule.lse_tolerance;
-    if (v->family == Family::standard) standard_s_rounded_tolerance(p, in, ref, m);
-    EXPECT_TRUE(passes(m)) << "O max abs " << m.o_max_abs << " (tolerance " << m.tolerance
-                           << "), LSE max abs " << m.lse_max_abs << " (tolerance "
-                           << m.lse_tolerance << "), non-finite " << m.nonfinite;
+    const ErrorMetrics& m = val.errors;
+    EXPECT_TRUE(val.passed) << "O max abs " << m.o_max_abs << " (tolerance " << check.tolerances.tolerance
+                            << "), LSE max abs " << m.lse_max_abs << " (tolerance "
+                            << check.tolerances.lse_tolerance << "), non-finite " << m.nonfinite;
   }
   return ran;
 }

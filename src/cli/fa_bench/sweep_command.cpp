@@ -8,13 +8,13 @@
 #include <CLI/Version.hpp>
 #include <fmt/format.h>
 
+#include "cli/common/backend.h"
 #include "cli/common/command_line.h"
 #include "cli/common/exit_codes.h"
 #include "cli/common/interrupt.h"
 #include "cli/common/progress.h"
 #include "cli/fa_bench/sweep_options.h"
 #include "core/errors.h"
-#include "measure/cpu_executor.h"
 #include "report/atomic_file.h"
 #include "report/markdown.h"
 #include "report/metadata.h"
@@ -33,19 +33,6 @@ constexpr const char* kProg = "fa-bench";
 uint64_t fresh_seed() {
   std::random_device rd;
   return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<Executor> pick_executor(const SweepConfig& c) {
-  if (c.backend == "cpu") return make_cpu_executor(c.threads, c.cpu_mem_limit);
-  std::string why;
-  std::unique_ptr<Executor> ex = make_cuda_executor(0, &why);
-  if (ex) {
-    if (c.backend == "auto") print_note(kProg, "backend: cuda (auto: a CUDA device is present)");
-    return ex;
-  }
-  if (c.backend == "cuda") throw UsageError(fmt::format("--backend cuda: no CUDA back end here: {}", why));
-  print_note(kProg, fmt::format("backend: cpu (auto: {})", why));
-  return make_cpu_executor(c.threads, c.cpu_mem_limit);
 }
 
 void check_outputs(const SweepConfig& c) {
@@ -82,7 +69,7 @@ int run_sweep_command(SweepOptions& o) {
   check_outputs(cfg);
 
   // 2. Back end and plan: unknown kernels, unsupported head dims -> exit 2 here.
-  std::unique_ptr<Executor> ex = pick_executor(cfg);
+  std::unique_ptr<Executor> ex = pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
   SweepPlan plan = plan_sweep(cfg, ex->backend(), Registry::instance());
   const uint64_t seed = cfg.seed ? *cfg.seed : fresh_seed();
   cfg.seed = seed;

@@ -19,9 +19,10 @@ std::string table_row(const CheckRow& row) {
   std::string cells = "- | - | - | - | - | - | - | -";
   if (r.errors) {
     const ErrorMetrics& m = *r.errors;
+    const Tolerances t = r.tolerances.value_or(Tolerances{});
     cells = fmt::format("{:.3g} | {:.3g} | {:.3g} | {:.3g} | {:.3g} | {:.3g} | {:.3g} / {:.3g} | {}{}",
                         m.o_max_abs, m.o_max_rel, m.o_rel_l2, m.lse_max_abs, m.lse_max_rel, m.lse_rel_l2,
-                        m.tolerance, m.lse_tolerance, m.rows_checked, m.sampled ? " sampled" : "");
+                        t.tolerance, t.lse_tolerance, m.rows_checked, m.sampled ? " sampled" : "");
     if (m.nonfinite > 0) cells += fmt::format(" ({} non-finite)", m.nonfinite);
   }
   const bool bad = r.status == Status::fail || r.status == Status::error;

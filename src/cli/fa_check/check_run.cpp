@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
 #include "sweep/runner.h"

@@ -16,7 +16,7 @@ namespace fa::check {
 
 // The kernels a --kernels selection names on one back end. Besides the
 // registry's selection syntax, "cpu.fa2.<tile>+<fault>" builds a cpu.fa2 variant
-// with a planted fault (reference/cpu_kernels.h): never registered, so it only
+// with a planted fault (kernels/cpu/cpu_kernels.h): never registered, so it only
 // exists where fa-check is asked for it (self-test, replaying a self-test row).
 struct KernelSet {
   std::vector<const KernelVariant*> kernels;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "cli/common/backend.h"
 #include "cli/common/command_line.h"
 #include "cli/common/exit_codes.h"
 #include "cli/common/interrupt.h"
@@ -18,7 +19,6 @@
 #include "cli/fa_check/self_test.h"
 #include "cli/fa_check/suite.h"
 #include "core/errors.h"
-#include "measure/cpu_executor.h"
 #include "report/atomic_file.h"
 #include "report/metadata.h"
 
@@ -36,20 +36,6 @@ struct Options {
   int64_t max_check_rows = kDefaultMaxCheckRows;
   int threads = 0;
 };
-
-std::unique_ptr<Executor> pick_executor(const std::string& backend, int threads) {
-  if (backend == "cpu") return make_cpu_executor(threads, 0);
-  if (backend != "auto" && backend != "cuda")
-    throw UsageError(fmt::format("--backend: unknown '{}' (auto, cpu, cuda)", backend));
-  std::string why;
-  if (auto ex = make_cuda_executor(0, &why)) {
-    if (backend == "auto") cli::print_note(kProg, "backend: cuda (auto: a CUDA device is present)");
-    return ex;
-  }
-  if (backend == "cuda") throw UsageError(fmt::format("--backend cuda: no CUDA back end here: {}", why));
-  cli::print_note(kProg, fmt::format("backend: cpu (auto: {})", why));
-  return make_cpu_executor(threads, 0);
-}
 
 // The cases to run: --case alone, or the suite file filtered by --quick, the
 // back end in use and --distribution.
@@ -92,7 +78,7 @@ int run(const Options& o, const std::string& program) {
   if (o.self_test && !o.kernels.empty())
     throw UsageError("--self-test chooses its own kernels (cpu.fa2.64x64 and its faulty copies); drop --kernels");
 
-  std::unique_ptr<Executor> ex = pick_executor(o.self_test ? "cpu" : o.backend, o.threads);
+  std::unique_ptr<Executor> ex = cli::pick_executor(kProg, o.self_test ? "cpu" : o.backend, o.threads, 0);
   const std::vector<CheckCase> cases = select_cases(o, ex->backend());
   const KernelSet set = resolve_kernels(o.self_test ? self_test_selection() : o.kernels, ex->backend(),
                                         Registry::instance());

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "reference/cpu_kernels.h"
+#include "registry/cpu_kernels.h"
 
 namespace fa::check {
 
@@ -16,8 +16,9 @@ std::string evidence(const CheckRow& row) {
   const Result& r = row.result;
   if (!r.errors) return r.reason;
   const ErrorMetrics& m = *r.errors;
+  const Tolerances t = r.tolerances.value_or(Tolerances{});
   return fmt::format("O max abs {:.3g} vs {:.3g}, LSE max abs {:.3g} vs {:.3g}, {} non-finite", m.o_max_abs,
-                     m.tolerance, m.lse_max_abs, m.lse_tolerance, m.nonfinite);
+                     t.tolerance, m.lse_max_abs, t.lse_tolerance, m.nonfinite);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // fa-check --self-test: a check that has never caught a bug proves nothing.
-// The clean cpu.fa2.64x64 and one copy per planted fault (reference/cpu_kernels.h)
+// The clean cpu.fa2.64x64 and one copy per planted fault (kernels/cpu/cpu_kernels.h)
 // run over the suite; every fault must fail at least one case, the clean
 // kernel none.
 #pragma once

@@ -2,11 +2,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include <fmt/format.h>
-
 #include "check/inputs.h"
-#include "check/metrics.h"
-#include "check/sampling.h"
+#include "check/validate.h"
 #include "core/errors.h"
 
 namespace fa::gbench {
@@ -28,25 +25,10 @@ std::string prepare_and_check(BenchState& s, const AttnProblem& p, const KernelV
   }
   if (auto it = s.check.find(key); it != s.check.end()) return it->second;
   if (!inputs) inputs = generate_inputs(p, s.cfg.distribution, seed);
-  std::vector<int64_t> rows;
-  if (p.seqlen_q > s.cfg.max_check_rows)
-    rows = sample_rows(p, s.cfg.max_check_rows, v.tile.block_m > 0 ? v.tile.block_m : 128, seed);
-  const ReferenceOutputs ref = reference_forward(p, *inputs, rows, s.cfg.threads);
-  ErrorMetrics tol;
-  set_tolerances(tol, p, *inputs, ref);
+  const PointCheck check = check_point(p, *inputs, s.cfg.max_check_rows, v.tile.block_m, seed, s.cfg.threads);
   s.ex.reserve_workspace(v.workspace_bytes ? v.workspace_bytes(p) : 0);
-  const AttnParams params = s.ex.params();
-  s.ex.poison_outputs();
-  s.ex.run_once([&](RunContext& ctx) { v.run(params, ctx); });
-  ErrorMetrics m = compare_outputs(p, s.ex.fetch_outputs(), ref);
-  m.tolerance = tol.tolerance;
-  m.lse_tolerance = tol.lse_tolerance;
-  std::string why;
-  if (!passes(m))
-    why = fmt::format("failed check: O max abs error {:.3g} vs tolerance {:.3g}, LSE {:.3g} vs {:.3g}, {} "
-                      "non-finite (seed {})",
-                      m.o_max_abs, m.tolerance, m.lse_max_abs, m.lse_tolerance, m.nonfinite, seed);
-  return s.check[key] = why;
+  const Validation val = validate_variant(v, p, s.ex, check, seed);
+  return s.check[key] = val.passed ? std::string() : "failed check: " + val.why;
 }
 
 void run_benchmark(benchmark::State& state, BenchState& s, const AttnProblem& p, const KernelVariant& v) {

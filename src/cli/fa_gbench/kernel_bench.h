@@ -5,9 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "check/tensors.h"
+#include "core/tensors.h"
 #include "measure/executor.h"
-#include "reference/reference.h"
 #include "registry/kernel.h"
 #include "sweep/config.h"
 

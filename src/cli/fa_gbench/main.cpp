@@ -15,9 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/common/backend.h"
 #include "cli/common/exit_codes.h"
 #include "core/errors.h"
-#include "measure/cpu_executor.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
 #include "cli/fa_gbench/kernel_bench.h"
@@ -64,18 +64,6 @@ OurFlags take_our_flags(int& argc, char** argv) {
   return f;
 }
 
-std::unique_ptr<fa::Executor> pick_executor(const fa::SweepConfig& c) {
-  if (c.backend == "cpu") return fa::make_cpu_executor(c.threads, c.cpu_mem_limit);
-  std::string why;
-  if (auto ex = fa::make_cuda_executor(0, &why)) {
-    if (c.backend == "auto") fa::cli::print_note(kProg, "backend: cuda (auto: a CUDA device is present)");
-    return ex;
-  }
-  if (c.backend == "cuda") throw fa::UsageError("--backend cuda: no CUDA back end here: " + why);
-  fa::cli::print_note(kProg, "backend: cpu (auto: " + why + ")");
-  return fa::make_cpu_executor(c.threads, c.cpu_mem_limit);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,7 +77,7 @@ int main(int argc, char** argv) {
     if (!f.backend.empty()) fa::apply_override(src, "backend", f.backend, "--backend");
     cfg = fa::resolve_config(src);
     if (!cfg.seed) cfg.seed = 0;  // fixed inputs: repetitions and reruns time the same numbers
-    ex = pick_executor(cfg);
+    ex = fa::cli::pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
     plan = fa::plan_sweep(cfg, ex->backend(), fa::Registry::instance());
     return fa::cli::kExitOk;
   });

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel.h"
 #include "core/types.h"
-#include "reference/cpu_common.h"
-#include "reference/cpu_kernels.h"
-#include "reference/parallel.h"
+#include "cpu/cpu_common.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fa {
 
@@ -139,17 +139,6 @@ const std::vector<CpuFault>& planted_cpu_faults() {
                                                CpuFault::ragged_tail_unmasked, CpuFault::lse_unscaled,
                                                CpuFault::row_not_written};
   return faults;
-}
-
-KernelVariant make_faulty_cpu_variant(CpuFault fault, Tile tile) {
-  KernelVariant v = make_cpu_variant(Family::fa2, tile);
-  if (fault == CpuFault::none) return v;
-  // Appended in two steps: "+" + std::string(...) trips GCC 12's -Wrestrict false positive.
-  v.name += '+';
-  v.name += to_string(fault);
-  const Tile t = v.tile;
-  v.run = [t, fault](const AttnParams& p, RunContext& ctx) { cpu_fa2_forward(p, t, ctx, fault); };
-  return v;
 }
 
 }  // namespace fa

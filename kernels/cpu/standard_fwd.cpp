@@ -4,10 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "core/parallel.h"
 #include "core/types.h"
-#include "reference/cpu_common.h"
-#include "reference/cpu_kernels.h"
-#include "reference/parallel.h"
+#include "cpu/cpu_common.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fa {
 
@@ -15,7 +15,7 @@ int64_t cpu_standard_workspace_bytes(const AttnProblem& p) {
   return 2 * int64_t(p.batch) * p.heads * p.seqlen_q * p.seqlen_k * int64_t(sizeof(float));
 }
 
-void cpu_standard_forward(const AttnParams& p, RunContext& ctx) {
+void cpu_standard_forward(const AttnParams& p, const Tile&, RunContext& ctx) {
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k, bh_count = int64_t(p.batch) * p.heads;
   cpu::check_params(p, "cpu.standard", 2 * bh_count * nq * nk * int64_t(sizeof(float)));
   const cpu::View t{p};

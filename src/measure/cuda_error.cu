@@ -1,4 +1,4 @@
-#include "registry/cuda_error.h"
+#include "measure/cuda_error.h"
 
 #include <cuda_runtime.h>
 

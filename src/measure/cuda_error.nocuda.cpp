@@ -1,6 +1,6 @@
 // Stands in for cuda_error.cu when built with FA_BENCH_CUDA=OFF (no GPU entries
 // exist then, so these are never reached with a real error).
-#include "registry/cuda_error.h"
+#include "measure/cuda_error.h"
 
 namespace fa {
 

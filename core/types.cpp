@@ -55,23 +55,6 @@ std::optional<Pass> parse_pass(std::string_view s) {
   return std::nullopt;
 }
 int dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
-ElemType elem_type(DType d) {
-  switch (d) {
-    case DType::f16: return ElemType::f16;
-    case DType::bf16: return ElemType::bf16;
-    case DType::f32: return ElemType::f32;
-  }
-  return ElemType::f32;
-}
-
-DType dtype_of(ElemType t) {
-  switch (t) {
-    case ElemType::f16: return DType::f16;
-    case ElemType::bf16: return DType::bf16;
-    case ElemType::f32: return DType::f32;
-  }
-  return DType::f32;
-}
 
 float AttnProblem::scale() const {
   return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));
@@ -114,22 +97,6 @@ std::string Tile::str() const {
   if (warps) s += fmt::format(".w{}", warps);
   if (stages) s += fmt::format(".s{}", stages);
   return s;
-}
-
-AttnParams make_params(const AttnProblem& p, ElemType storage) {
-  AttnParams a;
-  a.batch = p.batch;
-  a.heads = p.heads;
-  a.heads_kv = p.heads_kv;
-  a.seqlen_q = p.seqlen_q;
-  a.seqlen_k = p.seqlen_k;
-  a.head_dim = p.head_dim;
-  a.softmax_scale = p.scale();
-  a.softmax_scale_log2 = p.scale() * 1.4426950408889634f;
-  a.causal = p.causal;
-  a.dtype = storage;
-  set_contiguous_strides(a);
-  return a;
 }
 
 }  // namespace fa

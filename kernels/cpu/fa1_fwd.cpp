@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/fa1_split.h"
+#include "core/parallel.h"
 #include "core/types.h"
-#include "reference/cpu_common.h"
-#include "reference/cpu_kernels.h"
-#include "reference/parallel.h"
+#include "cpu/cpu_common.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fa {
 

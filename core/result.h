@@ -4,9 +4,10 @@
 #include <optional>
 #include <string>
 
+#include "core/timing.h"
+#include "core/tolerances.h"
+#include "core/traffic.h"
 #include "core/types.h"
-#include "measure/timing.h"
-#include "measure/traffic.h"
 
 namespace fa {
 
@@ -21,8 +22,6 @@ struct ErrorMetrics {
   int64_t nonfinite = 0;     // NaN/Inf in O or LSE where the reference is finite
   int64_t rows_checked = 0;  // query rows compared (all rows, or a sample)
   bool sampled = false;
-  double tolerance = 0;      // allowed O max abs error for this point (see docs/MEASUREMENT.md)
-  double lse_tolerance = 0;  // allowed LSE max abs error; 0 = not set (passes() uses 1e-3)
 };
 
 struct Result {
@@ -44,6 +43,7 @@ struct Result {
   std::optional<double> l2_hit_rate;        // percent, from the counters pass (cupti only)
   int64_t peak_extra_bytes = -1;
   std::optional<ErrorMetrics> errors;
+  std::optional<Tolerances> tolerances;  // what `errors` were held to (set with them)
   int clock_before_mhz = -1, clock_after_mhz = -1;
   uint64_t seed = 0;
 

@@ -1,15 +1,23 @@
 // Compile-time shape of one fa3 instantiation: warpgroup roles, shared-memory
-// layout, register split. Everything the kernel derives from the template
-// arguments lives here, checked by static_asserts.
+// layout, register split, tile scheduler. Everything the kernel derives from the
+// template arguments lives here, checked by static_asserts.
 #pragma once
 #include <cstdint>
 
 #include "common/sm90/tma.cuh"
+#include "common/smem_limit.h"
+#include "fa3/fa3_scheduler.cuh"
 
-namespace fa::fa3 {
+// Ping-pong GEMM turns between consumer warpgroups can be built out
+// (-DFA3_PINGPONG=0) for the ablation.
+#ifndef FA3_PINGPONG
+#define FA3_PINGPONG 1
+#endif
+
+namespace fa {
 
 template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
-struct Config {
+struct Fa3Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
 
   // One producer warpgroup, then one consumer warpgroup per 64 query rows
@@ -38,9 +46,8 @@ struct Config {
   // instead of after its last Q K^T (one TMA latency per tile, which short
   // sequences feel most).
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
-  static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kQStages =
-      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemLimit ? 2 : 1;
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
@@ -48,13 +55,9 @@ struct Config {
   // Per Q slot full_q, empty_q; then per stage full_k, empty_k, full_v, empty_v.
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
-  static_assert(kSmemBytes <= kSmemLimit, "tile does not fit the 227 KiB of shared memory per block");
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Ping-pong GEMM turns between consumer warpgroups (FA3_PINGPONG=0 builds
-  // the ablation without it).
-#ifndef FA3_PINGPONG
-#define FA3_PINGPONG 1
-#endif
+  // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above).
   static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
 
   // A tile's last P V issued with the next tile's first Q K^T (fa3_kernel.cuh).
@@ -67,6 +70,9 @@ struct Config {
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : (kConsumerWGs == 2 ? 240 : 240);
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+
+  // Which tiles each block runs, in what order (fa3_scheduler.cuh).
+  using Scheduler = fa3::StaticPersistentScheduler;
 };
 
-}  // namespace fa::fa3
+}  // namespace fa

@@ -7,8 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include "common/attn_params.h"
-
 namespace fa {
 
 enum class DType { f16, bf16, f32 };
@@ -28,8 +26,6 @@ std::optional<Family> parse_family(std::string_view);
 std::optional<Backend> parse_backend(std::string_view);
 std::optional<Pass> parse_pass(std::string_view);
 int dtype_bytes(DType);
-ElemType elem_type(DType);
-DType dtype_of(ElemType);  // the inverse of elem_type
 
 // One point of a sweep.
 struct AttnProblem {
@@ -57,8 +53,5 @@ struct Tile {
   std::string str() const;  // "128x64" (+ ".w4.s2" where set)
   bool operator==(const Tile&) const = default;
 };
-
-// AttnParams for a problem with contiguous BSHD buffers (pointers left null).
-AttnParams make_params(const AttnProblem&, ElemType storage);
 
 }  // namespace fa

@@ -1,0 +1,143 @@
+// FA3's tile scheduler: which (m_block, head, batch) tiles each block runs, in
+// what order, and on how many blocks. The kernel is written against this
+// interface, and Fa3Traits names the scheduler it uses:
+//
+//   host    static cudaError_t plan(const AttnParams&, int block_m, int head_dim,
+//                                   TileSchedule* schedule, int* grid);
+//   device  static int tile_index(int round, int grid, int block);  // list index
+//           static TileCoord tile_at(int idx, const Args&);        // its tile
+//
+// A block runs tile_at(tile_index(r, gridDim.x, blockIdx.x)) for r = 0, 1, ...
+// until the index reaches schedule.num_tiles; producer and consumers walk the
+// same list. A dynamic scheduler (an atomic tile counter) was tried against the
+// static one below and lost 4 % non-causal (docs/PERF_NOTES.md fa3-causal-l2-groups).
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "common/attn_params.h"
+
+// The persistent grid can be built out (-DFA3_PERSISTENT=0) for the ablation:
+// one block per tile, the hardware scheduler starting each as an SM frees up
+// (docs/PERF_NOTES.md fa3-persistent-grid).
+#ifndef FA3_PERSISTENT
+#define FA3_PERSISTENT 1
+#endif
+
+namespace fa::fa3 {
+
+inline constexpr bool kPersistentGrid = FA3_PERSISTENT != 0;
+
+struct TileCoord {
+  int m_block, head, batch;
+};
+
+// What the device walk reads, set by plan(); a member of the kernel's Args.
+struct TileSchedule {
+  int num_m_blocks, num_tiles;
+  int group_bh;  // causal order: (batch, head) pairs per group, see CausalOrder
+};
+
+// The causal list orders, each a group size for tile_at's longest-first listing
+// (a group's tiles are listed before the next group's, longest m_blocks first):
+//  - all heads in one group: longest first over the whole problem;
+//  - L2 groups: enough heads for their K/V to fill half the L2, and at least 4
+//    rounds of tiles per group;
+//  - one head per group: the short-causal order.
+struct CausalOrder {
+  // Longest-first over all heads keeps about grid / (batch*heads) tiles of each head
+  // in flight; from 3 up their K/V reads overlap enough in L2 and the plain order
+  // balances best. Below that (hd128 seqlen 4096: 2 per head, 0.87x cuDNN) heads are
+  // grouped: enough for their K and V (shared by kv_group() query heads) to fill half
+  // the L2, and at least 4 rounds of tiles per group, because the static round-robin
+  // balances only where tile lengths fall along the list, and a group restarts them
+  // (docs/PERF_NOTES.md fa3-causal-l2-groups).
+  static bool wants_groups(int64_t bh_count, int grid) { return int64_t(grid) < 3 * bh_count; }
+
+  // Except for short causal problems whose grouped order would overflow the L2:
+  // where the 4-round minimum asks for a group whose K/V exceed the whole L2 (hd256
+  // at seqlen 512: 132 heads, 66 MB, against 60 MB; ncu read 1.6x cuDNN's DRAM bytes),
+  // and a head has at most 8 m_blocks, each head's tiles are listed together, longest
+  // first (group_bh = 1). A round then runs grid / num_m_blocks whole heads, each
+  // head's K/V read from HBM once by its tiles at the same time. Balance: when 2 * grid
+  // is a multiple of num_m_blocks, the snake gives every block m_block m in an even
+  // round and num_m_blocks - 1 - m in the next, so each pair of rounds carries the
+  // same work on every block. Where the group fits in the L2 (hd64, hd128) the same
+  // order measured 1-4 % slower than the grouped one: its tail mixes long and short
+  // tiles (docs/PERF_NOTES.md fa3-short-causal-order).
+  static int64_t group_size(const AttnParams& p, int head_dim, int num_m_blocks, int grid, int l2_bytes) {
+    const int64_t kv_bytes_per_bh = int64_t(p.seqlen_k) * head_dim * 2 * 2 / p.kv_group();
+    const int64_t by_l2 = (int64_t(l2_bytes) / 2) / (kv_bytes_per_bh > 0 ? kv_bytes_per_bh : 1);
+    const int64_t by_rounds = (4 * int64_t(grid) + num_m_blocks - 1) / num_m_blocks;
+    int64_t group = by_l2 > by_rounds ? by_l2 : by_rounds;
+    const bool overflows_l2 = by_rounds > 2 * by_l2;
+    if (overflows_l2 && num_m_blocks <= 8 && (2 * grid) % num_m_blocks == 0) group = 1;
+    return group;
+  }
+};
+
+// Static persistent scheduler: at most one block per SM, each walking the list
+// in a snake (below); the list is m_block-fastest without a mask, CausalOrder's
+// with one.
+struct StaticPersistentScheduler {
+  static cudaError_t plan(const AttnParams& p, int block_m, int head_dim, TileSchedule* s, int* grid) {
+    s->num_m_blocks = (p.seqlen_q + block_m - 1) / block_m;
+    s->num_tiles = s->num_m_blocks * p.heads * p.batch;
+    cudaError_t err;
+    int dev = 0, num_sms = p.num_sms;
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
+    if (num_sms <= 0 &&
+        (err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+      return err;
+    *grid = (!kPersistentGrid || s->num_tiles < num_sms) ? s->num_tiles : num_sms;
+
+    const int64_t bh_count = int64_t(p.heads) * p.batch;
+    int64_t group = bh_count;
+    if (p.causal && CausalOrder::wants_groups(bh_count, *grid)) {
+      int l2_bytes = 0;
+      if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return err;
+      group = CausalOrder::group_size(p, head_dim, s->num_m_blocks, *grid, l2_bytes);
+    }
+    s->group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
+    return cudaSuccess;
+  }
+
+  // Block b takes one tile per round of grid tiles, position b in even rounds and
+  // grid - 1 - b in odd ones (a snake). With the causal order (longest tiles first,
+  // so lengths fall along the list) a plain round-robin would give block 0 the
+  // longest tile of every round, ~12% more work than the last block at seqlen 16k;
+  // the snake evens that out pairwise.
+  static __device__ __forceinline__ int tile_index(int round, int grid, int b) {
+    return round * grid + ((round & 1) ? grid - 1 - b : b);
+  }
+
+  // Non-causal: m_block varies fastest, so the blocks running together read the
+  // same K/V head (L2 reuse). Causal: the longest tiles (last m_blocks) first, so
+  // the short ones fill the tail -- within groups of group_bh (batch, head) pairs
+  // (CausalOrder). Longest-first over all heads at once put ~132 different heads
+  // in flight at seqlen 4096 (two m_blocks each), so K/V came from HBM for almost
+  // every tile.
+  template <typename Args>
+  static __device__ __forceinline__ TileCoord tile_at(int idx, const Args& a) {
+    const TileSchedule& s = a.schedule;
+    TileCoord t;
+    int bh;
+    if (a.causal) {
+      const int bh_count = a.heads * a.batch;
+      const int group = idx / (s.group_bh * s.num_m_blocks);  // every group before this one is full
+      const int r = idx - group * s.group_bh * s.num_m_blocks;
+      const int in_group = min(s.group_bh, bh_count - group * s.group_bh);
+      t.m_block = s.num_m_blocks - 1 - r / in_group;
+      bh = group * s.group_bh + r % in_group;
+    } else {
+      t.m_block = idx % s.num_m_blocks;
+      bh = idx / s.num_m_blocks;
+    }
+    t.head = bh % a.heads;
+    t.batch = bh / a.heads;
+    return t;
+  }
+};
+
+}  // namespace fa::fa3

@@ -1,0 +1,3 @@
+// A clean core header.
+#pragma once
+#include <cstdint>

@@ -1,0 +1,4 @@
+// Planted: core includes a src/ folder.
+#pragma once
+#include "core/errors.h"
+#include "measure/timing.h"

@@ -1,0 +1,3 @@
+// Clean: kernels include core.
+#pragma once
+#include "core/errors.h"

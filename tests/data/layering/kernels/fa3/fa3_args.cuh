@@ -1,0 +1,3 @@
+// Clean.
+#pragma once
+#include "core/errors.h"

@@ -1,0 +1,3 @@
+// Planted: a folder without a layer rule.
+#pragma once
+#include "core/errors.h"

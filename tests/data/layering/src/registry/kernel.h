@@ -1,0 +1,3 @@
+// Clean: registry includes measure.
+#pragma once
+#include "measure/timing.h"

@@ -1,0 +1,97 @@
+// validate_variant, the one judging path of the sweep, fa-check and fa-gbench:
+// a right kernel passes with its byte counts, a kernel that leaves outputs
+// unwritten fails on the poison, a wrong one fails naming its errors and the
+// seed; check_point samples rows only beyond max_check_rows. And pick_executor,
+// the one back-end choice of the three programs.
+#include <gtest/gtest.h>
+
+#include "check/inputs.h"
+#include "check/validate.h"
+#include "cli/common/backend.h"
+#include "core/errors.h"
+#include "measure/cpu_executor.h"
+#include "registry/cpu_kernels.h"
+
+namespace fa {
+namespace {
+
+AttnProblem problem(int seqlen) {
+  AttnProblem p;
+  p.batch = 1, p.heads = 2, p.heads_kv = 1, p.seqlen_q = seqlen, p.seqlen_k = seqlen, p.head_dim = 16;
+  p.causal = true;
+  p.dtype = DType::bf16;
+  return p;
+}
+
+struct Prepared {
+  AttnProblem p = problem(96);
+  HostInputs in = generate_inputs(p, Distribution::normal, 11);
+  std::unique_ptr<Executor> ex = make_cpu_executor(1, 0);
+  PointCheck check = check_point(p, in, 4096, 32, 11, 1);
+  Prepared() { ex->prepare(p, in); }
+  Validation validate(const KernelVariant& v) {
+    ex->reserve_workspace(v.workspace_bytes ? v.workspace_bytes(p) : 0);
+    return validate_variant(v, p, *ex, check, 11);
+  }
+};
+
+TEST(Validate, ARightKernelPassesAndReportsItsCounts) {
+  Prepared s;
+  for (Family f : {Family::standard, Family::fa1, Family::fa2}) {
+    const Validation v = s.validate(make_cpu_variant(f, Tile{32, 32, 0, 0}));
+    EXPECT_TRUE(v.passed) << to_string(f) << ": " << v.why;
+    EXPECT_TRUE(v.why.empty());
+    EXPECT_EQ(v.errors.nonfinite, 0);
+    EXPECT_LE(v.errors.o_max_abs, s.check.tolerances.tolerance);
+    EXPECT_GT(v.counted.counted_read_bytes, 0);
+    EXPECT_GT(v.counted.counted_write_bytes, 0);
+    EXPECT_GE(v.peak_extra_bytes, 0);
+  }
+}
+
+TEST(Validate, UnwrittenOutputsShowThroughThePoison) {
+  Prepared s;
+  // Runs the real kernel first so O and LSE hold right values, then one that writes nothing:
+  // only the poison between the two makes the second fail.
+  ASSERT_TRUE(s.validate(make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0})).passed);
+  KernelVariant lazy = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  lazy.run = [](const AttnParams&, RunContext&) {};
+  const Validation v = s.validate(lazy);
+  EXPECT_FALSE(v.passed);
+  EXPECT_GT(v.errors.nonfinite, 0);
+  EXPECT_NE(v.why.find("non-finite"), std::string::npos) << v.why;
+}
+
+TEST(Validate, AWrongKernelFailsNamingItsErrorAndTheSeed) {
+  Prepared s;
+  const Validation v = s.validate(make_faulty_cpu_variant(CpuFault::no_rescale, Tile{32, 32, 0, 0}));
+  EXPECT_FALSE(v.passed);
+  EXPECT_GT(v.errors.o_max_abs, s.check.tolerances.tolerance);
+  EXPECT_NE(v.why.find("O max abs error"), std::string::npos) << v.why;
+  EXPECT_NE(v.why.find("(seed 11)"), std::string::npos) << v.why;
+}
+
+TEST(Validate, CheckPointSamplesOnlyBeyondMaxCheckRows) {
+  const AttnProblem p = problem(300);
+  const HostInputs in = generate_inputs(p, Distribution::normal, 5);
+  EXPECT_EQ(check_point(p, in, 300, 64, 5, 1).ref.rows.size(), 300u);
+  const PointCheck sampled = check_point(p, in, 100, 64, 5, 1);
+  EXPECT_LT(sampled.ref.rows.size(), 300u);
+  EXPECT_GT(sampled.tolerances.tolerance, 0);
+  EXPECT_GT(sampled.tolerances.lse_tolerance, 0);
+}
+
+TEST(PickExecutor, CpuOnRequestAndUnknownNamesAreUsageErrors) {
+  EXPECT_EQ(cli::pick_executor("test", "cpu", 1, 0)->backend(), Backend::cpu);
+  try {
+    cli::pick_executor("test", "gpu0", 1, 0);
+    ADD_FAILURE() << "an unknown back end was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend: unknown 'gpu0'"), std::string::npos) << e.what();
+  }
+  // auto always yields an executor: cuda where a device is, cpu otherwise.
+  EXPECT_NE(cli::pick_executor("test", "auto", 1, 0), nullptr);
+}
+
+}  // namespace
+}  // namespace fa
