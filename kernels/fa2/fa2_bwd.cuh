@@ -83,14 +83,16 @@ struct Fa2BwdTraits {
   static constexpr int kDsElems = BlockN * BlockM;  // dS^T, keys x queries
   static constexpr int kSmemBytes =
       int(2 * kKVElems * sizeof(Elem)) + Stages * kStageBytes + int(kDsElems * sizeof(Elem));
-  // Queries per sub-step of a Q block: at head dim >= 128, S^T and dP^T of 32 queries
-  // (16 registers each) next to dK and dV (128) leave the GEMMs room to prefetch
-  // their operands; at 64, a 64-query sub-step fits.
-  static constexpr int kSubM = HeadDim >= 128 ? 32 : 64;
+  // Queries per sub-step of a Q block. One key tile: at head dim >= 128, S^T and dP^T
+  // of 32 queries (16 registers each) next to dK and dV (128) leave the GEMMs room to
+  // prefetch their operands; at 64, a 64-query sub-step fits. Two key tiles: 32
+  // queries (S^T and dP^T 32 registers each, next to 128 of dK and dV).
+  static constexpr int kSubM = kKeyTiles == 1 && HeadDim < 128 ? 64 : 32;
   static constexpr int kSubTiles = kSubM / 8;                         // n-tiles of S^T
   using DqTile = DqAccumTile<BlockM, HeadDim, kDSplit, Warps>;
 
   static_assert(kKeyTiles >= 1 && BlockN == 16 * Warps * kKeyTiles, "warps own whole 16-key tiles");
+  static_assert(kKeyTiles <= 2, "dK and dV of more than 32 keys per warp do not fit the registers");
   static_assert(BlockM % 64 == 0, "dS^T rows are swizzled 128-byte lines (>= 64 queries)");
   static_assert(Fa2BwdWorkspace::kRowAlign % BlockM == 0, "Q blocks must tile the padded rows");
   static_assert(HeadDim % 64 == 0 && kDCols % 16 == 0, "tiles are multiples of the mma shape");
