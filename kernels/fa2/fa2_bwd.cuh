@@ -28,6 +28,9 @@
 // The price: each warp's dK and dV for its 16 keys span the head dim in registers,
 // 128 floats per thread at head dim 128; at 256 each CTA takes half of the head dim
 // for dK, dV and dQ (DSplit = 2) and recomputes S^T and dP^T, which need all of it.
+// The second layout (Fa2BwdTraits::kPInSmem, head dim 128 with 64-query blocks) sends
+// P^T through shared memory too, so that two warps can share 32 keys, each with half
+// of the head dim: more mma per ldmatrix, for one more shared tile.
 //
 // GQA / MQA: a K/V head's dK, dV sum over its query heads; the CTA loops over them,
 // accumulating in registers (no partials, no extra pass; heads == heads_kv is one head).
@@ -67,30 +70,60 @@ __device__ __forceinline__ void for_each_query(const float* v, int lane, F f) {
   }
 }
 
-// BlockM: query rows per inner step; BlockN: keys per CTA (16 per warp); Stages: depth
-// of the Q_i / dO_i pipeline.
+// BlockM: query rows per inner step; BlockN: keys per CTA; Stages: depth of the
+// Q_i / dO_i pipeline.
+//
+// Two warp layouts (docs/FA2_BWD.md):
+// - P^T in registers (kPInSmem false): each warp owns 16 * kKeyTiles keys, all of
+//   the CTA's head-dim columns of their dK and dV, and S^T over every query of the
+//   block; P^T and dS^T are the A operands of dV += P^T dO and dK += dS^T Q straight
+//   from its registers.
+// - P^T through shared memory (kPInSmem true): the warps form kKeyGroups groups of
+//   32 keys and each group's two warps split the head dim of dK, dV (64 columns each
+//   at 128) and the block's queries for S^T and dP^T; P^T and dS^T go to shared
+//   memory and both warps of a group read them back over all queries. Twice the keys
+//   per warp for the same 128 registers of dK and dV, so most K/V, Q and dO fragments
+//   read from shared memory feed twice the mma: about a fifth fewer ldmatrix per
+//   block GEMM, for a P^T tile of shared memory.
+// P^T goes through shared memory at head dim 128 (32 keys' dK and dV over all 128
+// columns would take 256 registers) with 16 keys per warp in the tile and room for
+// the P^T tile; 128-query blocks have no such room. Head dim 64 reaches 32 keys per
+// warp in registers instead (4-warp tiles, two CTAs per SM); head dim 256 keeps its
+// CTA pairs.
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
 struct Fa2BwdTraits {
   static constexpr int kThreads = Warps * 32;
   static constexpr int kDSplit = HeadDim > 128 ? HeadDim / 128 : 1;  // CTAs per K/V block
   static constexpr int kDCols = HeadDim / kDSplit;                    // dK/dV/dQ columns per CTA
-  static constexpr int kKeyTiles = BlockN / (16 * Warps);             // 16-key m-tiles per warp
-  static constexpr int kDTiles = kDCols / 8;                          // n-tiles of dK, dV
   static constexpr int kQElems = BlockM * HeadDim;
   static constexpr int kKVElems = BlockN * HeadDim;
   // One stage: Q_i, dO_i, then BlockM floats of LSE*log2e and BlockM of D.
   static constexpr int kStageBytes = int(2 * kQElems * sizeof(Elem)) + 2 * BlockM * 4;
-  static constexpr int kDsElems = BlockN * BlockM;  // dS^T, keys x queries
-  static constexpr int kSmemBytes =
+  static constexpr int kDsElems = BlockN * BlockM;  // dS^T (and P^T), keys x queries
+  static constexpr int kSmemBytesPInRegs =
       int(2 * kKVElems * sizeof(Elem)) + Stages * kStageBytes + int(kDsElems * sizeof(Elem));
-  // Queries per sub-step of a Q block: at head dim >= 128, S^T and dP^T of 32 queries
-  // (16 registers each) next to dK and dV (128) leave the GEMMs room to prefetch
-  // their operands; at 64, a 64-query sub-step fits.
-  static constexpr int kSubM = HeadDim >= 128 ? 32 : 64;
-  static constexpr int kSubTiles = kSubM / 8;                         // n-tiles of S^T
+  static constexpr bool kPInSmem = kDSplit == 1 && kDCols >= 128 && BlockN == 16 * Warps &&
+                                   kSmemBytesPInRegs + int(kDsElems * sizeof(Elem)) <= 227 * 1024;
+  static constexpr int kWarpsD = kPInSmem ? 2 : 1;             // warps per key group
+  static constexpr int kKeyGroups = Warps / kWarpsD;
+  static constexpr int kKeyTiles = BlockN / (16 * kKeyGroups);  // 16-key m-tiles per warp
+  static constexpr int kWarpQueries = BlockM / kWarpsD;         // queries of S^T per warp
+  static constexpr int kWarpDCols = kDCols / kWarpsD;           // dK/dV columns per warp
+  static constexpr int kDTiles = kWarpDCols / 8;                // n-tiles of dK, dV
+  static constexpr int kSmemBytes = kSmemBytesPInRegs + (kPInSmem ? int(kDsElems * sizeof(Elem)) : 0);
+  // Queries per sub-step of a Q block. One key tile: at head dim >= 128, S^T and dP^T
+  // of 32 queries (16 registers each) next to dK and dV (128) leave the GEMMs room to
+  // prefetch their operands; at 64, a 64-query sub-step fits. Two key tiles: 32
+  // queries (S^T and dP^T 32 registers each, next to 128 of dK and dV).
+  static constexpr int kSubM = kKeyTiles == 1 && HeadDim < 128 ? 64 : 32;
+  static constexpr int kSubTiles = kSubM / 8;                   // n-tiles of S^T
   using DqTile = DqAccumTile<BlockM, HeadDim, kDSplit, Warps>;
 
-  static_assert(kKeyTiles >= 1 && BlockN == 16 * Warps * kKeyTiles, "warps own whole 16-key tiles");
+  static_assert(Warps % kWarpsD == 0 && kKeyTiles >= 1 && BlockN == 16 * kKeyGroups * kKeyTiles,
+                "warps own whole 16-key tiles");
+  static_assert(kKeyTiles <= 2, "dK and dV of more than 32 keys per warp do not fit the registers");
+  static_assert(kWarpQueries % kSubM == 0, "a warp's queries are whole sub-steps");
+  static_assert(kWarpDCols % 16 == 0, "a warp's dK/dV columns are whole ldmatrix.x4 pairs");
   static_assert(BlockM % 64 == 0, "dS^T rows are swizzled 128-byte lines (>= 64 queries)");
   static_assert(Fa2BwdWorkspace::kRowAlign % BlockM == 0, "Q blocks must tile the padded rows");
   static_assert(HeadDim % 64 == 0 && kDCols % 16 == 0, "tiles are multiples of the mma shape");
@@ -98,6 +131,23 @@ struct Fa2BwdTraits {
   static_assert(Stages >= 2, "the Q/dO pipeline needs at least double buffering");
   static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory");
 };
+
+// Rounds S^T-shaped fragments (keys from key0, queries from query0) to Elem into a
+// swizzled keys x queries tile, Queries wide. Lanes 4g..4g+3 fill one 16-byte chunk of
+// each of 8 rows, whose chunks the swizzle puts in 8 distinct bank groups.
+template <typename Elem, int Queries, int KeyTiles, int QueryTiles>
+__device__ __forceinline__ void store_transposed(Elem* tile, const float (&acc)[KeyTiles][QueryTiles][4],
+                                                 int key0, int query0, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < KeyTiles; ++mt)
+#pragma unroll
+    for (int j = 0; j < QueryTiles; ++j)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        *reinterpret_cast<uint32_t*>(
+            tile + swizzle<Queries>(key0 + mt * 16 + (lane >> 2) + half * 8, query0 + 8 * j + 2 * (lane & 3))) =
+            pack2<Elem>(acc[mt][j][2 * half], acc[mt][j][2 * half + 1]);
+}
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages, bool kAtomicDq>
 __global__ void __launch_bounds__(Warps * 32, 1)
@@ -110,7 +160,6 @@ __global__ void __launch_bounds__(Warps * 32, 1)
   Elem* sdS = reinterpret_cast<Elem*>(stages + Stages * T::kStageBytes);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int t = lane & 3;
   // The d-parts of one K/V block are adjacent CTAs (they read the same tiles), and the
   // K/V blocks of one head run together (they share its Q, dO and dQ in L2). Under a
   // causal mask block 0 sees the most Q blocks: the longest CTAs start first.
@@ -169,7 +218,11 @@ __global__ void __launch_bounds__(Warps * 32, 1)
     cp_async_commit();
   }
 
-  const int key_w0 = warp * 16 * T::kKeyTiles;  // this warp's first key in the block
+  // This warp's keys (its key group's), its share of the queries for S^T and dP^T, and
+  // its columns of dK and dV (all of the CTA's with P^T in registers).
+  const int key_w0 = (T::kWarpsD == 1 ? warp : warp % T::kKeyGroups) * 16 * T::kKeyTiles;
+  const int wd = T::kWarpsD == 1 ? 0 : warp / T::kKeyGroups;
+  const int query_w0 = wd * T::kWarpQueries;
   // Per-lane ldmatrix bases (layouts in mma_sm80.cuh / warp_mma.cuh); a stage is a
   // constant byte offset from stage 0.
   const uint32_t k_a = q_lane_base<HeadDim>(sK, key_w0, lane);   // K rows as A of S^T
@@ -178,7 +231,8 @@ __global__ void __launch_bounds__(Warps * 32, 1)
   const uint32_t do_b = k_lane_base<HeadDim>(stage_q(0) + T::kQElems, lane);
   const uint32_t q_bt = v_lane_base<HeadDim>(stage_q(0), lane);  // Q as B of dK += dS^T Q
   const uint32_t do_bt = v_lane_base<HeadDim>(stage_q(0) + T::kQElems, lane);
-  const int dp0 = part * T::kDCols / 16;  // this CTA's head-dim columns, in 16s
+  const int dp0 = (part * T::kDCols + wd * T::kWarpDCols) / 16;  // this warp's dK/dV columns, in 16s
+  Elem* sPt = sdS + T::kDsElems;  // P^T, keys x queries (kPInSmem only)
 
   float acc_dk[T::kKeyTiles][T::kDTiles][4], acc_dv[T::kKeyTiles][T::kDTiles][4];
   zero(acc_dk);
@@ -198,47 +252,50 @@ __global__ void __launch_bounds__(Warps * 32, 1)
     // Queries in sub-steps of kSubM: S^T and dP^T of a sub-step are all a warp holds
     // besides dK and dV, which leaves registers for the GEMMs' operand prefetch.
 #pragma unroll 1
-    for (int sub = 0; sub < BlockM / T::kSubM; ++sub) {
-      const uint32_t so = s * T::kStageBytes + sub * T::kSubM * HeadDim * 2;  // + rows of Q, dO
-      const float* s_lse = reinterpret_cast<const float*>(stage_q(s) + 2 * T::kQElems) + sub * T::kSubM;
+    for (int sub = 0; sub < T::kWarpQueries / T::kSubM; ++sub) {
+      const int q0 = query_w0 + sub * T::kSubM;                   // the sub-step's first query
+      const uint32_t so = s * T::kStageBytes + q0 * HeadDim * 2;  // + rows of Q, dO
+      const float* s_lse = reinterpret_cast<const float*>(stage_q(s) + 2 * T::kQElems) + q0;
       const float* s_d = s_lse + BlockM;
 
       float acc_s[T::kKeyTiles][T::kSubTiles][4];
       zero(acc_s);
       warp_qk<Elem, HeadDim>(acc_s, k_a, q_b + so);  // S^T = K Q^T
       if (m_block < m_unmasked)
-        mask_scores_transposed(acc_s, kr, n0 + key_w0, m_block * BlockM + sub * T::kSubM, lane);
+        mask_scores_transposed(acc_s, kr, n0 + key_w0, m_block * BlockM + q0, lane);
       // P^T = exp2(S^T * scale_log2 - LSE * log2e)
       for_each_query<T::kKeyTiles, T::kSubTiles>(s_lse, lane, [&](int mt, int j, int e, float l) {
         acc_s[mt][j][e] = fast_exp2(fmaf(acc_s[mt][j][e], p.softmax_scale_log2, -l));
       });
       float acc_dp[T::kKeyTiles][T::kSubTiles][4];
       zero(acc_dp);
-      warp_qk<Elem, HeadDim>(acc_dp, v_a, do_b + so);         // dP^T = V dO^T
-      warp_pv<Elem, HeadDim>(acc_dv, acc_s, do_bt + so, dp0);  // dV += P^T dO
+      warp_qk<Elem, HeadDim>(acc_dp, v_a, do_b + so);  // dP^T = V dO^T
+      if constexpr (!T::kPInSmem) warp_pv<Elem, HeadDim>(acc_dv, acc_s, do_bt + so, dp0);  // dV += P^T dO
       // dS^T = P^T * (dP^T - D)
       for_each_query<T::kKeyTiles, T::kSubTiles>(s_d, lane, [&](int mt, int j, int e, float d) {
         acc_dp[mt][j][e] = acc_s[mt][j][e] * (acc_dp[mt][j][e] - d);
       });
-      warp_pv<Elem, HeadDim>(acc_dk, acc_dp, q_bt + so, dp0);  // dK += dS^T Q
-
-      if constexpr (kAtomicDq) {  // dS^T to shared memory (keys x queries) for dQ
-#pragma unroll
-        for (int mt = 0; mt < T::kKeyTiles; ++mt)
-#pragma unroll
-          for (int j = 0; j < T::kSubTiles; ++j)
-#pragma unroll
-            for (int half = 0; half < 2; ++half)
-              *reinterpret_cast<uint32_t*>(
-                  sdS + swizzle<BlockM>(key_w0 + mt * 16 + (lane >> 2) + half * 8,
-                                        sub * T::kSubM + 8 * j + 2 * t)) =
-                  pack2<Elem>(acc_dp[mt][j][2 * half], acc_dp[mt][j][2 * half + 1]);
+      if constexpr (T::kPInSmem) {  // P^T and dS^T to shared memory for both warps of the group
+        store_transposed<Elem, BlockM>(sPt, acc_s, key_w0, q0, lane);
+        store_transposed<Elem, BlockM>(sdS, acc_dp, key_w0, q0, lane);
+      } else {
+        warp_pv<Elem, HeadDim>(acc_dk, acc_dp, q_bt + so, dp0);  // dK += dS^T Q
+        if constexpr (kAtomicDq) store_transposed<Elem, BlockM>(sdS, acc_dp, key_w0, q0, lane);  // for dQ
       }
     }
 
+    if constexpr (T::kPInSmem) {
+      // dV += P^T dO and dK += dS^T Q over all of the block's queries, this warp's columns.
+      __syncthreads();
+      const uint32_t so = s * T::kStageBytes;
+      warp_pv_smem<Elem, BlockM, HeadDim, T::kKeyTiles, T::kDTiles>(
+          acc_dv, q_lane_base<BlockM>(sPt, key_w0, lane), do_bt + so, dp0);
+      warp_pv_smem<Elem, BlockM, HeadDim, T::kKeyTiles, T::kDTiles>(
+          acc_dk, q_lane_base<BlockM>(sdS, key_w0, lane), q_bt + so, dp0);
+    }
     if constexpr (kAtomicDq) {
       // dQ_i += dS K_j over all of the block's keys, on the dQ tile's warp grid.
-      __syncthreads();
+      if constexpr (!T::kPInSmem) __syncthreads();
       using L = typename T::DqTile;
       float acc_dq[L::kMTiles][L::kDTiles][4];
       zero(acc_dq);
@@ -262,8 +319,8 @@ __global__ void __launch_bounds__(Warps * 32, 1)
   // every warp is past its last dQ GEMM) for 16-byte coalesced stores.
   cp_async_wait<0>();
   __syncthreads();
-  frags_to_smem<Elem, T::kDCols>(sK, acc_dk, key_w0, 0, p.softmax_scale, lane);
-  frags_to_smem<Elem, T::kDCols>(sV, acc_dv, key_w0, 0, 1.f, lane);
+  frags_to_smem<Elem, T::kDCols>(sK, acc_dk, key_w0, wd * T::kWarpDCols, p.softmax_scale, lane);
+  frags_to_smem<Elem, T::kDCols>(sV, acc_dv, key_w0, wd * T::kWarpDCols, 1.f, lane);
   __syncthreads();
   const int col = part * T::kDCols;
   smem_tile_to_global<BlockN, T::kDCols, T::kThreads>(
