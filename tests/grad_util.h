@@ -2,11 +2,16 @@
 // backward kernel is given (from the float64 forward; O rounded to the dtype),
 // the reference gradients, and a full-layout copy of full reference gradients.
 #pragma once
+#include <cmath>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "check/inputs.h"
+#include "common/problem_params.h"
 #include "core/tensors.h"
 #include "core/types.h"
+#include "cpu/fa2_bwd.h"
 #include "cpu_shapes.h"
 #include "reference/attention_grad.h"
 
@@ -37,6 +42,34 @@ inline HostGrads as_host_grads(const SampledGrads& g) {
   h.dk.assign(g.dk.begin(), g.dk.end());
   h.dv.assign(g.dv.begin(), g.dv.end());
   return h;
+}
+
+struct BwdRun {
+  HostGrads grads;
+  RunContext ctx;
+};
+
+// Runs the backward on float32 buffers as the CPU executor would; dQ, dK, dV
+// start as NaN so an element the kernel forgets shows up as nonfinite.
+inline BwdRun run_bwd(const BackwardCase& c, const Tile& tile, int threads,
+               CpuBwdFault fault = CpuBwdFault::none) {
+  BwdRun r;
+  r.grads.dq.assign(c.in.q.size(), NAN);
+  r.grads.dk.assign(c.in.k.size(), NAN);
+  r.grads.dv.assign(c.in.v.size(), NAN);
+  const int64_t ws_bytes = cpu_fa2_bwd_workspace_bytes(c.p);
+  std::vector<float> ws(size_t(ws_bytes / 4) + 1, NAN);
+  std::vector<float> o = c.forward.o, lse = c.forward.lse;  // inputs: the kernel must not need to write them
+  AttnParams a = make_params(c.p, ElemType::f32);
+  a.q = c.in.q.data(), a.k = c.in.k.data(), a.v = c.in.v.data(), a.dout = c.in.dout.data();
+  a.o = o.data(), a.lse = lse.data();
+  a.dq = r.grads.dq.data(), a.dk = r.grads.dk.data(), a.dv = r.grads.dv.data();
+  a.workspace = ws.data(), a.workspace_bytes = ws_bytes;
+  r.ctx.threads = threads;
+  r.ctx.elem_bytes = dtype_bytes(c.p.dtype);
+  cpu_fa2_backward(a, tile, r.ctx, fault);
+  EXPECT_EQ(o, c.forward.o);
+  return r;
 }
 
 }  // namespace fa::test

@@ -23,27 +23,22 @@ fa_add_instances(FA_FAMILY_INSTANCES fa2 fa2/fa2_fwd.cuh fa::Fa2Kernel
   bf16:256:128:32:8:2  fp16:256:128:32:8:2)
 
 # FA2 backward (fa2_bwd.cuh): block_m = queries per inner step, block_n = keys per CTA,
-# stages = depth of the Q/dO pipeline. The first tile of each head dim is the default
-# (hd128: 128-query blocks halve the barriers and prefetches per query and give the dQ
-# GEMM 32x64 warp tiles). Warp layouts (docs/FA2_BWD.md): P^T in registers with 16 keys
+# stages = depth of the Q/dO pipeline. "*": the default, measured fastest on the H200
+# (docs/PERF_NOTES.md fa2-bwd-fewer-smem-reads: hd64 64x128.w4 1.15-1.22x PyTorch's
+# flash backward, hd128 64x128.w8 1.07-1.11x, from seqlen 2048). Warp layouts (docs/FA2_BWD.md): P^T in registers with 16 keys
 # per warp (the 8-warp tiles at hd64, hd128 128x128, hd256) or 32 (hd64 64x128.w4,
 # two CTAs per SM); P^T through shared memory with 32 keys per pair of warps, each
 # warp half of the head dim (hd128 64x128.w8). None spills (no local memory in any of
 # its kernels). Main kernel, registers with atomic dQ / deterministic, and dynamic
 # shared memory (ptxas):
-#   hd64  128x128.w8.s2  230 / 212 regs  130 KiB      hd64  128x128.w8.s3  222 / 216  163 KiB
-#   hd64   64x128.w4.s2  249 / 253        81 KiB      hd64   64x128.w4.s3  249 / 253   98 KiB
-#   hd128 128x128.w8.s2  252 / 250       226 KiB
-#   hd128  64x128.w8.s2  247 / 249       161 KiB      hd128  64x128.w8.s3  249 / 245  194 KiB
+#   hd64   64x128.w4.s2  249 / 253        81 KiB      hd64  128x128.w8.s2  230 / 212 regs  130 KiB
+#   hd128  64x128.w8.s2  247 / 249       161 KiB      hd128 128x128.w8.s2  252 / 250       226 KiB
 #   hd256   64x64.w4.s2  255 / 253       201 KiB
 # (one CTA per SM, two for the 4-warp hd64 tiles: registers or shared memory). The
 # deterministic dQ kernel: 161 / 217 / 246 regs and 48 / 96 / 128 KiB at hd 64 / 128 / 256.
 fa_add_bwd_instances(FA_FAMILY_INSTANCES fa2 fa2/fa2_bwd.cuh fa::Fa2BwdKernel
+  bf16:64:64:128:4:2*  fp16:64:64:128:4:2*
   bf16:64:128:128:8:2  fp16:64:128:128:8:2
-  bf16:64:128:128:8:3  fp16:64:128:128:8:3
-  bf16:64:64:128:4:2   fp16:64:64:128:4:2
-  bf16:64:64:128:4:3   fp16:64:64:128:4:3
+  bf16:128:64:128:8:2* fp16:128:64:128:8:2*
   bf16:128:128:128:8:2 fp16:128:128:128:8:2
-  bf16:128:64:128:8:2  fp16:128:64:128:8:2
-  bf16:128:64:128:8:3  fp16:128:64:128:8:3
   bf16:256:64:64:4:2   fp16:256:64:64:4:2)

@@ -105,28 +105,30 @@ __global__ void __launch_bounds__(kRowThreads) recompute_p(const AttnParams p, E
   }
 }
 
-// One CTA per score row: D_i = rowsum(dO_i o O_i) (float32, on chip), then
-// dS = P o (dP - D_i) written over dP.
+// One CTA per score row: dS = P o (dP - D_i) written over dP, with D_i the row's
+// softmax-backward sum rowsum(P_i o dP_i) over the stored P and dP (float32, on
+// chip), as a framework's softmax backward forms it. (FlashAttention's D_i =
+// rowsum(dO_i o O_i) is the same number in exact arithmetic; with dP stored in
+// the dtype it is not, and a row whose gradient is 0 -- a single key, P = 1 --
+// would keep dP's rounding error instead of cancelling to 0.)
 template <typename Elem, int Vec>
 __global__ void __launch_bounds__(kRowThreads)
     ds_rows(const AttnParams p, const Elem* probs, Elem* dscores) {
   using Pack = ElemPack<Elem, Vec>;
   __shared__ float scratch[kRowThreads / 32];
   const int64_t row = blockIdx.x;
-  const int64_t bh = row / p.seqlen_q;
-  const int i = int(row % p.seqlen_q);
-  const int b = int(bh / p.heads), h = int(bh % p.heads);
-  const Elem* dout = static_cast<const Elem*>(p.dout) + b * p.do_batch_stride +
-                     int64_t(i) * p.do_row_stride + h * p.do_head_stride;
-  const Elem* out = static_cast<const Elem*>(p.o) + b * p.o_batch_stride +
-                    int64_t(i) * p.o_row_stride + h * p.o_head_stride;
-  float d = 0.f;
-  for (int c = threadIdx.x; c < p.head_dim; c += kRowThreads)
-    d += ElemTraits<Elem>::to_float(dout[c]) * ElemTraits<Elem>::to_float(out[c]);
-  d = block_reduce<kRowThreads>(d, false, scratch);
-
   const Elem* pr = probs + row * p.seqlen_k;
   Elem* ds = dscores + row * p.seqlen_k;
+  float d = 0.f;
+  for (int j0 = threadIdx.x * Vec; j0 < p.seqlen_k; j0 += kRowThreads * Vec) {
+    const Pack pp = *reinterpret_cast<const Pack*>(pr + j0);
+    const Pack x = *reinterpret_cast<const Pack*>(ds + j0);
+#pragma unroll
+    for (int e = 0; e < Vec; ++e)
+      d += ElemTraits<Elem>::to_float(pp.v[e]) * ElemTraits<Elem>::to_float(x.v[e]);
+  }
+  d = block_reduce<kRowThreads>(d, false, scratch);
+
   for (int j0 = threadIdx.x * Vec; j0 < p.seqlen_k; j0 += kRowThreads * Vec) {
     const Pack pp = *reinterpret_cast<const Pack*>(pr + j0);
     Pack x = *reinterpret_cast<const Pack*>(ds + j0);
@@ -205,7 +207,7 @@ int launch_typed(const AttnParams& p, cudaStream_t stream, cudaDataType_t dt) {
   FA_CUDA_RETURN_IF_ERROR(cudaError_t(gemm_batched(handle, CUBLAS_OP_T, CUBLAS_OP_N, sk, sq, d,
                                                    1.f, arr(kV), p.v_row_stride, arr(kDO),
                                                    p.do_row_stride, 0.f, arr(kDS), sk, n, dt, dt)));
-  // D = rowsum(dO o O); dS = P o (dP - D) over dP
+  // D = rowsum(P o dP); dS = P o (dP - D) over dP
   if (rows > 0)
     FA_CUDA_RETURN_IF_ERROR(
         cudaError_t(vec8 ? row_kernels_ds<Elem, 8>(p, stream, scores, dscores, rows)

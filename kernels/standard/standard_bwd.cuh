@@ -6,8 +6,8 @@
 //   P  = exp(S - LSE), masked   one kernel, in place of S (P in the dtype)
 //   dV = P^T dO                 cuBLAS
 //   dP = dO V^T                 cuBLAS -> dP in the dtype
-//   D  = rowsum(dO o O)         one kernel per row, which also writes
-//   dS = P o (dP - D)                               dS in place of dP (dtype)
+//   D  = rowsum(P o dP)         one kernel per row (a framework's softmax
+//   dS = P o (dP - D)           backward), which writes dS in place of dP (dtype)
 //   dQ = scale * dS K           cuBLAS
 //   dK = scale * dS^T Q         cuBLAS
 // S, P, dP and dS are stored in the dtype and every GEMM accumulates in float32,
@@ -31,9 +31,9 @@
 //
 // HBM traffic per (batch, query head), s = dtype bytes, GEMMs counted as ideal
 // (each operand read once), G = 1:
-//   read  = s*(6*N_q*d + 3*N_k*d) + 4*N_q + 6*s*N_q*N_k
-//           (Q, K: S GEMM; LSE, S: P kernel; P, dO: dV; V, dO: dP; dO, O, P, dP:
-//            dS kernel; dS, K: dQ; dS, Q: dK)
+//   read  = s*(4*N_q*d + 3*N_k*d) + 4*N_q + 8*s*N_q*N_k
+//           (Q, K: S GEMM; LSE, S: P kernel; P, dO: dV; V, dO: dP; P, dP twice:
+//            dS kernel, once for D and once for dS; dS, K: dQ; dS, Q: dK)
 //   write = s*(N_q*d + 2*N_k*d) + 4*s*N_q*N_k        (dQ, dK, dV; S, P, dP, dS)
 // With G > 1, per KV head, dK and dV each write 4*N_k*d G times and read it G - 1
 // times (beta = 1), then the conversion reads 4*N_k*d and writes s*N_k*d, in

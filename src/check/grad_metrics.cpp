@@ -73,14 +73,19 @@ void set_grad_tolerances(GradErrors& g, const AttnProblem& p, const HostInputs& 
   const SampledGrads std_grads = standard_backward_in_precision(p, in, o, ref.rows, ref.cols, threads);
   const double factor = grad_floor_factor(p.dtype);
   const int64_t nr = int64_t(ref.rows.size()), nc = int64_t(ref.cols.size());
-  auto rule = [&](TensorErrors& t, const std::vector<double>& x, const std::vector<double>& r,
-                  int64_t n, const std::vector<int64_t>& idx, int64_t heads) {
-    const Compared s = compare_tensor(x, n, false, r, idx, p.batch, heads, p.head_dim);
-    t.tolerance = 2.0 * s.errors.max_abs + factor * s.ref_max_abs;
-  };
-  rule(g.dq, std_grads.dq, ref.dq, nr, ref.rows, p.heads);
-  rule(g.dk, std_grads.dk, ref.dk, nc, ref.cols, p.heads_kv);
-  rule(g.dv, std_grads.dv, ref.dv, nc, ref.cols, p.heads_kv);
+  const Compared s[3] = {
+      compare_tensor(std_grads.dq, nr, false, ref.dq, ref.rows, p.batch, p.heads, p.head_dim),
+      compare_tensor(std_grads.dk, nc, false, ref.dk, ref.cols, p.batch, p.heads_kv, p.head_dim),
+      compare_tensor(std_grads.dv, nc, false, ref.dv, ref.cols, p.batch, p.heads_kv, p.head_dim)};
+  // A tensor whose exact gradient is 0 (one key per row: P = 1, dS = 0) has no scale
+  // of its own; a kernel that forms dP - D in float32 in another order than the
+  // standard leaves ~1e-6 there. The absolute part scales with the largest gradient
+  // of the three at float32's drift over 16384 terms (the fp32 factor).
+  const double scale = std::max({s[0].ref_max_abs, s[1].ref_max_abs, s[2].ref_max_abs});
+  const double absolute = grad_floor_factor(DType::f32) * scale;
+  TensorErrors* t[3] = {&g.dq, &g.dk, &g.dv};
+  for (int i = 0; i < 3; ++i)
+    t[i]->tolerance = 2.0 * s[i].errors.max_abs + factor * s[i].ref_max_abs + absolute;
 }
 
 }  // namespace fa

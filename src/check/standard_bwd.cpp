@@ -71,18 +71,27 @@ void rows_pass(const Problem& pr, const KvHead& kv, QueryHead& qh, SampledGrads&
       et *= scale;
       store(et, p.dtype);
     }
+    // dP^T for every row of the chunk, stored in the dtype: a framework's softmax
+    // backward forms D = rowsum(P o dP) from the stored P and dP.
+    ColMatF dpt(n_vis, cn);
+    if (n_vis > 0) {
+      dpt.noalias() = kv.v.topRows(n_vis) * qh.dout.middleRows(r0, cn).transpose();
+      store(dpt, p.dtype);
+    }
     for (int64_t c = 0; c < cn; ++c) {
       const int64_t r = r0 + c, seen = p.keys_seen(r);
-      qh.delta[r] = qh.dout.row(r).dot(qh.o.row(r));
       auto col = et.col(c);
       col.tail(n_vis - seen).setZero();
       if (seen == 0) {
-        qh.m[r] = 0.f, qh.l[r] = 0.f;
+        qh.m[r] = 0.f, qh.l[r] = 0.f, qh.delta[r] = 0.f;
         continue;
       }
       qh.m[r] = col.head(seen).maxCoeff();
       col.head(seen) = (col.head(seen).array() - qh.m[r]).exp();
       qh.l[r] = col.head(seen).sum();
+      Eigen::VectorXf pr = col.head(seen) / qh.l[r];
+      store(pr, p.dtype);
+      qh.delta[r] = pr.dot(dpt.col(c).head(seen));
     }
 
     const auto lo = std::lower_bound(pr.rows.begin(), pr.rows.end(), r0);
@@ -90,17 +99,15 @@ void rows_pass(const Problem& pr, const KvHead& kv, QueryHead& qh, SampledGrads&
     const int64_t ns = hi - lo;
     if (ns == 0 || n_vis == 0) return;  // a row that sees no key: dQ = 0
     ColMatF pt(n_vis, ns);
-    MatF dos(ns, d);
     RowVecF delta(ns);
     for (int64_t s = 0; s < ns; ++s) {
       const int64_t r = lo[s];
       pt.col(s) = qh.l[r] > 0.f ? (et.col(r - r0) / qh.l[r]).eval() : et.col(r - r0).eval();
-      dos.row(s) = qh.dout.row(r);
       delta(s) = qh.delta[r];
     }
     store(pt, p.dtype);                                       // P
-    ColMatF dst = kv.v.topRows(n_vis) * dos.transpose();      // dP^T
-    store(dst, p.dtype);
+    ColMatF dst(n_vis, ns);                                   // dP^T, stored above
+    for (int64_t s = 0; s < ns; ++s) dst.col(s) = dpt.col(lo[s] - r0);
     dst = pt.array() * (dst.array().rowwise() - delta.array());  // dS^T
     store(dst, p.dtype);
     ColMatF dqt = kv.k.topRows(n_vis).transpose() * dst;

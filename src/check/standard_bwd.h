@@ -5,7 +5,9 @@
 //   S  = scale * (Q K^T)       float32 GEMM, stored
 //   P  = softmax(S)            float32 row max, exp and sum over the stored S, stored
 //   dP = dO V^T                float32 GEMM, stored
-//   D_i = sum_e dO_ie O_ie     float32 from the O the backward is given, kept in float32
+//   D_i = sum_j P_ij dP_ij     float32 from the stored P and dP (a framework's softmax
+//                              backward; FlashAttention's rowsum(dO o O) equals it
+//                              only in exact arithmetic), kept in float32
 //   dS = P * (dP - D)          float32 from the stored P and dP, stored
 //   dV_h = P^T dO, dK_h = scale * (dS^T Q), dQ = scale * (dS K)
 //                              float32 GEMMs, stored per query head

@@ -10,8 +10,9 @@
 //   case), bf16 and fp16, seeded random Q, K, V, dO; dQ, dK, dV poisoned with NaN
 //   before every launch; each entry run with deterministic = false and true. Compared
 //   with float64 CPU gradients; per tensor, tolerance = 2 x the max abs error of a
-//   standard backward run in the kernel's precision (float32 accumulation, P and dS
-//   rounded to the dtype, O as the forward stored it) + a floor of (bf16 2e-3, fp16
+//   standard backward run in the kernel's precision (float32 accumulation; S, P, dP
+//   and dS stored in the dtype, dS = P o (dP - rowsum(P o dP)) as a framework's softmax
+//   backward forms it) + a floor of (bf16 2e-3, fp16
 //   2.5e-4) x the tensor's largest reference value + 1e-5 x the largest reference
 //   value of the three gradients. One line per case, entry and mode.
 // det: each entry twice with deterministic = true, dQ/dK/dV compared bit for bit
@@ -178,10 +179,12 @@ void reference(HostCase& c) {
       const float lse_f = float(lse);
       c.lse[int64_t(bh) * sq + i] = lse_f;
       const double D = dot<double>(grow, o.data(), d);  // exact O
-      const float D_f = dot<float>(grow, orow, d);       // O as stored
       std::fill(dqr.begin(), dqr.end(), 0.0);
       std::fill(dqf.begin(), dqf.end(), 0.f);
       const int64_t row_off = int64_t(bh) * mat + int64_t(i) * sk;
+      // The standard in the dtype: P and dP stored in it, then a framework's softmax
+      // backward, dS = P o (dP - rowsum(P o dP)) in float32, dS stored in the dtype.
+      float D_f = 0.f;
       for (int j = 0; j < end; ++j) {
         const float* krow = &c.k[c.ki(b, hk, j)];
         const float* vrow = &c.v[c.ki(b, hk, j)];
@@ -190,11 +193,15 @@ void reference(HostCase& c) {
         P[row_off + j] = p;
         dS[row_off + j] = ds;
         axpy(dqr.data(), ds, krow, d);
-        const float p_f = std::exp(dot<float>(qrow, krow, d) * scale_f - lse_f);
-        const float ds_f = p_f * (dot<float>(grow, vrow, d) - D_f);
+        const float p_f = std::exp(round_to(dot<float>(qrow, krow, d) * scale_f, s.dtype) - lse_f);
         P_low[row_off + j] = round_to(p_f, s.dtype);
-        dS_low[row_off + j] = round_to(ds_f, s.dtype);
-        axpy(dqf.data(), dS_low[row_off + j], krow, d);
+        dS_low[row_off + j] = round_to(dot<float>(grow, vrow, d), s.dtype);  // dP for now
+        D_f += P_low[row_off + j] * dS_low[row_off + j];
+      }
+      for (int j = 0; j < end; ++j) {
+        float& ds_low = dS_low[row_off + j];
+        ds_low = round_to(P_low[row_off + j] * (ds_low - D_f), s.dtype);
+        axpy(dqf.data(), ds_low, &c.k[c.ki(b, hk, j)], d);
       }
       for (int x = 0; x < d; ++x) {
         c.grad[kDQ][c.qi(b, h, i) + x] = scale * dqr[x];
