@@ -20,7 +20,7 @@ namespace fa {
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
 struct Fa3BwdKernel {
-  using Cfg = fa3::BwdConfig<HeadDim, BlockM, BlockN, Warps, Stages>;
+  using Cfg = fa3::Fa3BwdTraits<HeadDim, BlockM, BlockN, Warps, Stages>;
   static constexpr ElemType kDtype = std::is_same_v<Elem, __nv_bfloat16> ? ElemType::bf16 : ElemType::f16;
 
   // Workspace: the float32 dQ accumulator, LSE * log2(e), D and the

@@ -31,14 +31,14 @@
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "fa3/fa3_bwd_args.cuh"
-#include "fa3/fa3_bwd_config.cuh"
+#include "fa3/fa3_bwd_traits.cuh"
 #include "fa3/fa3_bwd_math.cuh"
 #include "fa3/fa3_kernel.cuh"  // RingPos
 #include "fa3/fa3_softmax.cuh"
 
 namespace fa::fa3 {
 
-// Shared-memory views of one block: tiles and mbarriers at BwdConfig's offsets.
+// Shared-memory views of one block: tiles and mbarriers at Fa3BwdTraits's offsets.
 template <typename Cfg>
 struct BwdSmem {
   uint8_t* base;

@@ -15,11 +15,12 @@ fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
 # The backward (fa3_bwd.cuh): block_m x block_n is Q rows x K/V rows per step;
 # warps = 12, a producer warpgroup and two consumers (64 keys each; at head_dim
 # 256 the same 64 keys, half of head_dim each); stages is the depth of the Q / dO
-# ring. docs/FA3.md ("Backward") says why these tiles.
+# ring. docs/FA3.md ("Backward") says why these tiles; a 3-stage hd128 tile measured
+# 0.92-1.01 of the 2-stage one (docs/PERF_NOTES.md fa3-bwd-first-kernel) and was dropped.
 fa_add_bwd_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_bwd.cuh fa::Fa3BwdKernel
   bf16:64:128:128:12:2
   fp16:64:128:128:12:2
-  bf16:128:64:128:12:2   bf16:128:64:128:12:3
-  fp16:128:64:128:12:2   fp16:128:64:128:12:3
+  bf16:128:64:128:12:2
+  fp16:128:64:128:12:2
   bf16:256:64:64:12:2
   fp16:256:64:64:12:2)

@@ -9,7 +9,7 @@
 namespace fa::fa3 {
 
 template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
-struct BwdConfig {
+struct Fa3BwdTraits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
 
   // One producer warpgroup (warp 0 issues the TMA loads, warp 1 the dQ
