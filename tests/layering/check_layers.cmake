@@ -1,25 +1,25 @@
-# The include rule, checked: every `#include "..."` in core/, reference/,
-# kernels/ and src/ that names a file of this repository must name one in a
+# The include rule, checked: every `#include "..."` in reference/, kernels/ and
+# src/ (src/core included) that names a file of this repository must name one in a
 # folder the including folder may depend on (docs/ARCHITECTURE.md). Run as
 #   cmake -DROOT=<tree> -P tests/layering/check_layers.cmake
 # It lists every violation and fails; a file in a folder without a rule fails too.
 #
-# A folder is core, reference, or one below kernels/ or src/ (kernels/fa3,
+# A folder is reference, or one below kernels/ or src/ (kernels/fa3, src/core,
 # src/measure, ...). Each rule: a folder, or a top-level name standing for all of
 # its folders, then what it may include besides its own folder. In the allowed
 # list too, a top-level name stands for every folder under it.
 set(FA_LAYERS
-  "core:"
-  "reference:core"
-  "kernels/common:core"
-  "kernels:core kernels/common"
-  "src/measure:core kernels"
-  "src/report:core src/measure"
-  "src/registry:core kernels src/measure"
-  "src/check:core reference kernels src/measure src/registry"
-  "src/compare:core src/report"
-  "src/sweep:core reference kernels src/measure src/registry src/check src/report"
-  "src/cli:core reference kernels src")
+  "src/core:"
+  "reference:src/core"
+  "kernels/common:src/core"
+  "kernels:src/core kernels/common"
+  "src/measure:src/core kernels"
+  "src/report:src/core src/measure"
+  "src/registry:src/core kernels src/measure"
+  "src/check:src/core reference kernels src/measure src/registry"
+  "src/compare:src/core src/report"
+  "src/sweep:src/core reference kernels src/measure src/registry src/check src/report"
+  "src/cli:reference kernels src")
 # Where quoted includes are looked up after the including file's own folder:
 # the libraries' include directories (CMakeLists.txt), the root, src/, kernels/.
 set(FA_INCLUDE_ROOTS "" "src" "kernels")
@@ -101,7 +101,7 @@ function(fa_rule_of folder out found)
 endfunction()
 
 file(GLOB_RECURSE files RELATIVE "${ROOT}" LIST_DIRECTORIES false
-     "${ROOT}/core/*" "${ROOT}/reference/*" "${ROOT}/kernels/*" "${ROOT}/src/*")
+     "${ROOT}/reference/*" "${ROOT}/kernels/*" "${ROOT}/src/*")
 list(FILTER files INCLUDE REGEX "\\.(h|hpp|cuh|inc|c|cc|cpp|cu|in)$")
 set(violations "")
 set(checked 0)

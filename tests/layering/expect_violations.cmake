@@ -1,5 +1,5 @@
 # Proves the layering check can fail: runs it on tests/data/layering, a small
-# tree with one planted violation of each kind (core including src/, the
+# tree with one planted violation of each kind (src/core including a higher src/ folder, the
 # reference including the kernels, one kernel family including another, measure
 # including registry, a folder without a rule) beside clean files, and passes
 # only when the check fails naming exactly those five.
@@ -11,7 +11,7 @@ if(rc EQUAL 0)
   message(FATAL_ERROR "the layering check passed a tree with planted violations:\n${text}")
 endif()
 set(expected
-    "core/types.h: includes \"measure/timing.h\" \\(src/measure\\)"
+    "src/core/types.h: includes \"measure/timing.h\" \\(src/measure\\)"
     "reference/reference.h: includes \"common/attn_params.h\" \\(kernels/common\\)"
     "kernels/fa2/fa2_fwd.cuh: includes \"fa3/fa3_traits.cuh\" \\(kernels/fa3\\)"
     "src/measure/executor.h: includes \"registry/kernel.h\" \\(src/registry\\)"
