@@ -85,7 +85,10 @@ TEST(Cli, ListShowsCpuVariants) {
   auto dir = test::temp_dir("cli_list");
   ProcResult r = run_fa_bench({"list", "--backend", "cpu"}, dir);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("| cpu.fa2.64x64 | fa2 | cpu | 64x64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu.fa2.64x64 | fa2 | cpu | fwd | 64x64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu.fa2.bwd.64x64 | fa2 | cpu | bwd | 64x64 | any | any | yes | cpu.fa2.64x64 |"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("| yes |"), std::string::npos);
 }
 
