@@ -146,9 +146,24 @@ TEST(Result, StatusNamesAndKey) {
   b.kernel = "cpu.fa2.64x32";
   EXPECT_NE(a.key(), b.key());
   b = a;
+  b.pass = Pass::fwd_bwd;
+  EXPECT_NE(a.key(), b.key());
+  b = a;
   b.timing = TimingSummary{};  // measurements are not part of the identity
   b.seed = 99;
+  b.fwd_kernel = "cpu.fa2.64x64";
   EXPECT_EQ(a.key(), b.key());
+}
+
+TEST(Pass, NamesAndTheFlashAttentionFlopConvention) {
+  for (Pass p : {Pass::fwd, Pass::bwd, Pass::fwd_bwd}) EXPECT_EQ(parse_pass(to_string(p)), p);
+  EXPECT_EQ(to_string(Pass::fwd_bwd), "fwd+bwd");
+  EXPECT_FALSE(parse_pass("fwd_bwd"));
+  EXPECT_FALSE(parse_pass("backward"));
+  // Backward: five matmuls to the forward's two, so 2.5x; fwd+bwd 3.5x.
+  EXPECT_EQ(flops_factor(Pass::fwd), 1.0);
+  EXPECT_EQ(flops_factor(Pass::bwd), 2.5);
+  EXPECT_EQ(flops_factor(Pass::fwd_bwd), 3.5);
 }
 
 }  // namespace
