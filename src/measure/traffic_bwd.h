@@ -1,6 +1,6 @@
 // Modelled HBM traffic of a backward pass, from the kernel family's loop
-// structure and tile (docs/MEASUREMENT.md, "Backward traffic"). Like the
-// forward model it ignores caches.
+// structure and tile (docs/MEASUREMENT.md, "fa2 backward" to "A pass's
+// traffic"). Like the forward model it ignores caches.
 #pragma once
 #include <optional>
 
