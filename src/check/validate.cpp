@@ -117,7 +117,8 @@ void GradTolerances::set(GradErrors& g, const AttnProblem& p, const HostInputs& 
       g.dq.tolerance = s.dq, g.dk.tolerance = s.dk, g.dv.tolerance = s.dv;
       return;
     }
-  set_grad_tolerances(g, p, in, o, ref, threads);
+  if (!stats_) stats_ = standard_softmax_stats(p, in, threads);
+  set_grad_tolerances(g, p, in, o, ref, threads, &*stats_);
   seen_.push_back(Seen{h, g.dq.tolerance, g.dk.tolerance, g.dv.tolerance});
 }
 

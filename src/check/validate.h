@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "check/standard_bwd.h"
 #include "core/grad_errors.h"
 #include "core/result.h"
 #include "core/run_context.h"
@@ -43,7 +44,8 @@ PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_
 // A point's gradient tolerances depend on the O a backward was given (its
 // forward partner's; docs/MEASUREMENT.md): they are computed once per distinct
 // O (told apart by a 64-bit hash of its bits), so the bwd and fwd+bwd rows of a
-// kernel, or several backward tiles after one partner, share them.
+// kernel, or several backward tiles after one partner, share them; the
+// standard's softmax statistics, which do not depend on O, once per point.
 class GradTolerances {
  public:
   void set(GradErrors&, const AttnProblem&, const HostInputs&, const std::vector<float>& o,
@@ -55,6 +57,7 @@ class GradTolerances {
     double dq = 0, dk = 0, dv = 0;
   };
   std::vector<Seen> seen_;
+  std::optional<StandardStats> stats_;
 };
 
 // What judging a backward variant needs beyond what a forward's does.
