@@ -130,8 +130,6 @@ __global__ void hold_stream(long long cycles) {
   }
 }
 
-// How long the stream is held before each sample.
-constexpr int kHoldMicroseconds = 100;
 
 class CudaExecutor final : public Executor {
  public:
@@ -290,7 +288,7 @@ class CudaExecutor final : public Executor {
     const int64_t flush_bytes = opt.flush_l2 ? ensure_flush_buffer() : 0;
     int clock_khz = 0;
     FA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_));
-    const long long hold_cycles = (long long)(clock_khz * 1e-3 * kHoldMicroseconds);
+    const long long hold_cycles = (long long)(clock_khz * 1e-3 * opt.hold_us);
     std::vector<double> samples;
     using clock = std::chrono::steady_clock;
     const auto t_begin = clock::now();
@@ -312,7 +310,7 @@ class CudaExecutor final : public Executor {
         flush_bytes > 0 ? cat("L2 flushed (memset of ", flush_bytes >> 20, " MiB before each sample)")
                         : std::string(opt.flush_l2 ? "no L2 flush (flush buffer allocation failed)" : "no L2 flush");
     const std::string method =
-        cat("cuda-events, ", flush, ", launch hidden behind a ", kHoldMicroseconds, " us stream hold");
+        cat("cuda-events, ", flush, ", launch hidden behind a ", opt.hold_us, " us stream hold");
     return summarize(std::move(samples), method);
   }
 
