@@ -201,12 +201,18 @@ TEST(Plan, CudaBlocksFilterCompiledTilesAndSayWhichExist) {
   EXPECT_THROW(plan_sweep(resolve_config(src), Backend::cpu, reg), UsageError);
 }
 
-TEST(Plan, CpuBlocksAreMadeOnDemand) {
+// A CPU sweep of cpu.fa2 and cpu.standard at head_dim 32.
+ConfigSource cpu_sweep(const std::string& seqlen) {
   ConfigSource src;
   apply_override(src, "kernels", "cpu.fa2,cpu.standard", "--kernels");
-  apply_override(src, "block", "48x80", "--block");
-  apply_override(src, "seqlen", "100", "--seqlen");
+  apply_override(src, "seqlen", seqlen, "--seqlen");
   apply_override(src, "head_dim", "32", "--head-dim");
+  return src;
+}
+
+TEST(Plan, CpuBlocksAreMadeOnDemand) {
+  ConfigSource src = cpu_sweep("100");
+  apply_override(src, "block", "48x80", "--block");
   SweepPlan p = plan_sweep(resolve_config(src), Backend::cpu, Registry::instance());
   ASSERT_EQ(p.rows(), 2u);
   std::vector<std::string> names;
@@ -247,10 +253,7 @@ TEST(Config, PassAxis) {
 // Rows = points x passes x kernels: fwd rows run forward variants, bwd and
 // fwd+bwd rows the backward ones, each with its forward partner.
 TEST(Plan, PassesPickTheirVariantsAndPartners) {
-  ConfigSource src;
-  apply_override(src, "kernels", "cpu.fa2,cpu.standard", "--kernels");
-  apply_override(src, "seqlen", "64,100", "--seqlen");
-  apply_override(src, "head_dim", "32", "--head-dim");
+  ConfigSource src = cpu_sweep("64,100");
   apply_override(src, "pass", "fwd,bwd,fwd+bwd", "--pass");
   const SweepPlan p = plan_sweep(resolve_config(src), Backend::cpu, Registry::instance());
   ASSERT_EQ(p.points.size(), 2u);

@@ -52,21 +52,37 @@ void run_on(const KernelVariant& v, Executor& ex, RunContext& counted) {
   });
 }
 
+// Poison O and LSE, run v once, fetch (to `outputs` too), compare.
+Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
+                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs) {
+  Validation val;
+  ex.poison_outputs();
+  run_on(v, ex, val.counted);
+  val.peak_extra_bytes = ex.peak_extra_bytes();
+  const HostOutputs out = ex.fetch_outputs();
+  if (outputs) outputs(out);
+  val.errors = compare_outputs(p, out, check.ref);
+  val.passed = passes(val.errors, check.tolerances);
+  if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
+  return val;
+}
+
+// The partner as a forward, then the backward on the O and LSE it left.
 Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
                              uint64_t seed, const BackwardCheck& bwd) {
   if (!bwd.partner || !bwd.inputs || !bwd.tolerances || !check.grads)
     throw std::logic_error("validate_variant: a backward needs its partner, the inputs, the point's gradient "
                            "tolerances and reference gradients");
   const KernelVariant& f = *bwd.partner;
-  Validation val;
   ex.reserve_workspace(workspace_of(f, p));
-  ex.poison_outputs();
-  run_on(f, ex, val.partner_counted);
-  val.partner_peak_extra_bytes = ex.peak_extra_bytes();
-  const HostOutputs given = ex.fetch_outputs();
-  val.errors = compare_outputs(p, given, check.ref);
-  if (!passes(val.errors, check.tolerances)) {
-    val.why = fmt::format("forward partner {} failed: {}", f.name, forward_why(val.errors, check.tolerances, seed));
+  HostOutputs given;
+  const Validation fwd = validate_forward(f, p, ex, check, seed, [&](const HostOutputs& o) { given = o; });
+  Validation val;
+  val.errors = fwd.errors;
+  val.partner_counted = fwd.counted;
+  val.partner_peak_extra_bytes = fwd.peak_extra_bytes;
+  if (!fwd.passed) {
+    val.why = fmt::format("forward partner {} failed: {}", f.name, fwd.why);
     return val;
   }
 
@@ -74,8 +90,7 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
   ex.poison_grads();
   run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
-  const HostGrads grads = ex.fetch_grads();
-  GradErrors g = compare_grads(p, grads, *check.grads);
+  GradErrors g = compare_grads(p, ex.fetch_grads(), *check.grads);
   bwd.tolerances->set(g, p, *bwd.inputs, given.o, *check.grads, bwd.threads);
   val.grad_errors = g;
   val.errors.sampled = g.sampled;
@@ -129,16 +144,7 @@ Validation validate_variant(const KernelVariant& v, const AttnProblem& p, Execut
     if (!bwd) throw std::logic_error("validate_variant: " + v.name + " is a backward: it needs a BackwardCheck");
     return validate_backward(v, p, ex, check, seed, *bwd);
   }
-  Validation val;
-  ex.poison_outputs();
-  run_on(v, ex, val.counted);
-  val.peak_extra_bytes = ex.peak_extra_bytes();
-  const HostOutputs out = ex.fetch_outputs();
-  if (outputs) outputs(out);
-  val.errors = compare_outputs(p, out, check.ref);
-  val.passed = passes(val.errors, check.tolerances);
-  if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
-  return val;
+  return validate_forward(v, p, ex, check, seed, outputs);
 }
 
 }  // namespace fa
