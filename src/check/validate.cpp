@@ -28,11 +28,21 @@ std::string grad_why(const GradErrors& g, uint64_t seed) {
                      g.dq.nonfinite + g.dk.nonfinite + g.dv.nonfinite, seed);
 }
 
-// FNV-1a over the bits of x.
+// FNV-1a over the bits of x, two floats at a time (O of a long point is
+// hundreds of MB).
 uint64_t hash_bits(const std::vector<float>& x) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(x.data());
-  for (size_t i = 0; i < x.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  uint64_t h = 0xcbf29ce484222325ull ^ x.size();
+  size_t i = 0;
+  for (; i + 2 <= x.size(); i += 2) {
+    uint64_t w = 0;
+    std::memcpy(&w, x.data() + i, sizeof w);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  if (i < x.size()) {
+    uint32_t w = 0;
+    std::memcpy(&w, x.data() + i, sizeof w);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
   return h;
 }
 
