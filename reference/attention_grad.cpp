@@ -60,9 +60,10 @@ void check_sizes(const AttnProblem& p, const HostInputs& in) {
         in.q.size(), in.k.size(), in.v.size(), in.dout.size(), p.describe(), q_elems, kv_elems));
 }
 
-// Every row's LSE and D (and O, LSE into `forward`); dQ of the rows in `rows`.
+// Every row's LSE and D (and O, LSE into `forward`, and on `rows` into
+// `forward_rows`); dQ of the rows in `rows`.
 void rows_pass(const AttnProblem& p, const KvHead& kv, QueryHead& qh, const std::vector<int64_t>& rows,
-               SampledGrads& g, HostOutputs* forward, int threads) {
+               SampledGrads& g, HostOutputs* forward, ReferenceOutputs* forward_rows, int threads) {
   const int64_t nq = p.seqlen_q, d = p.head_dim, n_rows = int64_t(rows.size());
   const double scale = double(p.scale());
   const int64_t chunk = kRowsPerChunk, n_chunks = (nq + chunk - 1) / chunk;
@@ -102,6 +103,14 @@ void rows_pass(const AttnProblem& p, const KvHead& kv, QueryHead& qh, const std:
     const auto lo = std::lower_bound(rows.begin(), rows.end(), r0);
     const auto hi = std::lower_bound(lo, rows.end(), r0 + cn);
     const int64_t ns = hi - lo;
+    if (forward_rows) {
+      const int64_t first = lo - rows.begin();
+      for (int64_t s = 0; s < ns; ++s) {
+        double* o = forward_rows->o.data() + ((int64_t(qh.b) * n_rows + first + s) * p.heads + qh.h) * d;
+        for (int64_t e = 0; e < d; ++e) o[e] = ot(e, lo[s] - r0);
+        forward_rows->lse[(int64_t(qh.b) * p.heads + qh.h) * n_rows + first + s] = qh.lse[lo[s]];
+      }
+    }
     if (ns == 0 || n_vis == 0) return;
     ColMatD ps(n_vis, ns);
     MatD dos(ns, d);
@@ -168,7 +177,8 @@ void cols_pass(const AttnProblem& p, const KvHead& kv, const QueryHead& qh,
 }  // namespace
 
 SampledGrads reference_backward(const AttnProblem& p, const HostInputs& in, std::vector<int64_t> rows,
-                                std::vector<int64_t> cols, int threads, HostOutputs* forward) {
+                                std::vector<int64_t> cols, int threads, HostOutputs* forward,
+                                ReferenceOutputs* forward_rows) {
   if (auto why = p.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("reference_backward: {}", why));
   check_sizes(p, in);
@@ -183,6 +193,11 @@ SampledGrads reference_backward(const AttnProblem& p, const HostInputs& in, std:
     forward->o.assign(in.q.size(), 0.f);
     forward->lse.assign(size_t(p.batch) * p.heads * nq, 0.f);
   }
+  if (forward_rows) {
+    forward_rows->rows = g.rows;
+    forward_rows->o.assign(size_t(p.batch) * g.rows.size() * p.heads * d, 0.0);
+    forward_rows->lse.assign(size_t(p.batch) * p.heads * g.rows.size(), 0.0);
+  }
 
   const int group = p.heads / p.heads_kv;
   for (int b = 0; b < p.batch; ++b) {
@@ -193,7 +208,7 @@ SampledGrads reference_backward(const AttnProblem& p, const HostInputs& in, std:
         QueryHead qh{b, h, ref::load_head(in.q, nq, p.heads, int(d), b, h, double(p.scale())),
                      ref::load_head(in.dout, nq, p.heads, int(d), b, h), std::vector<double>(nq),
                      std::vector<double>(nq)};
-        rows_pass(p, kv, qh, g.rows, g, forward, threads);
+        rows_pass(p, kv, qh, g.rows, g, forward, forward_rows, threads);
         cols_pass(p, kv, qh, g.cols, g, threads);
       }
     }

@@ -17,6 +17,7 @@
 
 #include "core/tensors.h"
 #include "core/types.h"
+#include "reference/reference.h"
 
 namespace fa {
 
@@ -30,12 +31,13 @@ struct SampledGrads {
 };
 
 // Needs in.q, in.k, in.v and in.dout. rows / cols empty = every row / column.
-// threads <= 0 = hardware concurrency. With `forward`, also returns what the
-// pass computes anyway for every row: O (float32 of the float64 value, not
-// rounded to the dtype) and the LSE (-inf for a row that sees no key), the
-// inputs a backward kernel takes.
+// threads <= 0 = hardware concurrency. The pass computes the forward of every
+// row anyway; it returns it, with `forward`, as the inputs a backward kernel
+// takes: O (float32 of the float64 value, not rounded to the dtype) and the LSE
+// (-inf for a row that sees no key); with `forward_rows`, in float64 on the
+// checked rows, as reference_forward would give it on them.
 SampledGrads reference_backward(const AttnProblem&, const HostInputs&, std::vector<int64_t> rows = {},
                                 std::vector<int64_t> cols = {}, int threads = 0,
-                                HostOutputs* forward = nullptr);
+                                HostOutputs* forward = nullptr, ReferenceOutputs* forward_rows = nullptr);
 
 }  // namespace fa

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # One run on a GPU machine that checks, then times: the paper-fwd sweep, the
-# PyTorch SDPA peers on the same points, fa-check on every cuda kernel, the
-# memory sweep up to `oom`, GPT-2 medium with DRAM counters, and a SIGINT check.
+# PyTorch SDPA peers on the same points, the same points' backward (ours and
+# PyTorch's), fa-check on every cuda kernel (forward and backward), the memory
+# sweep up to `oom`, GPT-2 medium (fwd, bwd, fwd+bwd) with DRAM counters, and a
+# SIGINT check.
 # From the repository root:
 #   scripts/gpu_run.sh BIN_DIR OUT_DIR
 # BIN_DIR holds fa-bench and fa-check (built there or on another machine:
 # docs/DEVICE_RUN.md). Every log, JSON and CSV goes to OUT_DIR/run; after each
 # step the folder is also packed into OUT_DIR/run.tar.gz (ARCHIVE=0: not), one
 # file to copy back that holds every finished step even if a later one is cut.
-# Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_CHECK, T_MEMORY,
-# T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the sweeps'
-# files hold every finished row when cut. STEPS picks steps (default: all, in
-# this order): sweep torch check memory gpt2 interrupt.
+# Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_BWD, T_CHECK,
+# T_MEMORY, T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the
+# sweeps' files hold every finished row when cut. STEPS picks steps (default:
+# all, in this order): sweep torch bwd check memory gpt2 interrupt.
 # cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
 # copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
 # torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
@@ -28,7 +30,7 @@ if [ -n "$CUDNN_LIB_DIR" ]; then
   export LD_LIBRARY_PATH=$CUDNN_LIB_DIR:${LD_LIBRARY_PATH:-}
 fi
 export PYTHONUNBUFFERED=1
-STEPS=" ${STEPS:-sweep torch check memory gpt2 interrupt} "
+STEPS=" ${STEPS:-sweep torch bwd check memory gpt2 interrupt} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$R/steps.log" >&2; }
 pack() {
@@ -55,19 +57,35 @@ timeout -s INT -k 10 "${T_SWEEP:-170}" "$BIN/fa-bench" sweep --config configs/pa
 pack paper-fwd $?
 fi
 
+# The peers' points: configs/paper-fwd.json with the sweeps' seqlen axis.
+points() {
+  python3 -c "import json,sys; c=json.load(open('configs/paper-fwd.json')); c['seqlen']=sys.argv[1]; json.dump(c,open('$R/paper-fwd-points.json','w'))" \
+    "${PAPER_SEQLEN:-512:16384:x2}"
+}
+
 if want torch; then
 step "PyTorch SDPA peers (flash, cudnn) on the same points"
-# Same seqlen axis as the sweep above: a config copy with it replaced.
-python3 -c "import json,sys; c=json.load(open('configs/paper-fwd.json')); c['seqlen']=sys.argv[1]; json.dump(c,open('$R/paper-fwd-points.json','w'))" \
-  "${PAPER_SEQLEN:-512:16384:x2}"
+points
 timeout -s INT -k 10 "${T_TORCH:-50}" python3 scripts/torch_peers.py "$R/paper-fwd-points.json" \
   --out "$R/torch-paper-fwd.csv" --backends flash,cudnn --max-seconds 0.2 > "$R/torch.log" 2>&1
 pack torch_peers $?
 fi
 
+if want bwd; then
+step "paper-fwd points, backward: validate (float64 gradients) then time; PyTorch's backward on the same points"
+timeout -s INT -k 10 "${T_BWD:-600}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --pass bwd \
+  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa2,fa3,cudnn,fa1,standard --max-seconds 0.2 --min-samples 10 \
+  --json "$R/paper-bwd.json" --csv "$R/paper-bwd.csv" > "$R/paper-bwd.md" 2> "$R/paper-bwd.err"
+pack paper-bwd $?
+points
+timeout -s INT -k 10 "${T_TORCH:-50}" python3 scripts/torch_peers.py "$R/paper-fwd-points.json" --pass bwd \
+  --out "$R/torch-paper-bwd.csv" --backends flash,cudnn --max-seconds 0.2 > "$R/torch-bwd.log" 2>&1
+pack torch_peers_bwd $?
+fi
+
 if want check; then
-step "fa-check on every cuda kernel"
-timeout -s INT -k 10 "${T_CHECK:-120}" "$BIN/fa-check" --backend cuda --kernels cuda ${FA_CHECK_FLAGS:-} \
+step "fa-check on every cuda kernel, forward and backward"
+timeout -s INT -k 10 "${T_CHECK:-300}" "$BIN/fa-check" --backend cuda --kernels cuda ${FA_CHECK_FLAGS:-} \
   --json "$R/check.json" --csv "$R/check.csv" > "$R/check.md" 2> "$R/check.err"
 pack fa-check $?
 fi
@@ -82,8 +100,8 @@ pack memory $?
 fi
 
 if want gpt2; then
-step "GPT-2 medium with DRAM counters"
-timeout -s INT -k 10 "${T_GPT2:-60}" "$BIN/fa-bench" sweep --config configs/paper-gpt2-medium.json --backend cuda \
+step "GPT-2 medium, fwd, bwd and fwd+bwd, with DRAM counters"
+timeout -s INT -k 10 "${T_GPT2:-120}" "$BIN/fa-bench" sweep --config configs/paper-gpt2-medium.json --backend cuda \
   --max-seconds 0.2 --max-check-rows 256 \
   --json "$R/gpt2.json" --csv "$R/gpt2.csv" > "$R/gpt2.md" 2> "$R/gpt2.err"
 pack gpt2 $?
@@ -104,4 +122,13 @@ tail -4 "$R/check.md" 2>/dev/null
 if [[ -f "$R/paper-fwd.csv" ]]; then
   python3 scripts/summarize.py "$R/paper-fwd.csv" "$R/torch-paper-fwd.csv" \
     --ratio fa2/torch.flash --ratio fa3/cudnn --ratio cudnn/torch.cudnn --ratio fa1/fa2
+fi
+if [[ -f "$R/paper-bwd.csv" ]]; then
+  echo
+  python3 scripts/summarize.py "$R/paper-bwd.csv" "$R/torch-paper-bwd.csv" --pass bwd \
+    --ratio fa2/torch.flash --ratio cudnn/torch.cudnn --ratio fa1/fa2 --ratio fa3/fa2
+fi
+if [[ -f "$R/gpt2.csv" ]]; then
+  echo
+  python3 scripts/tables.py gpt2 "$R/gpt2.csv"
 fi

@@ -56,8 +56,11 @@ def load(paths):
 
 
 def series_label(row):
-    """Kernels are plotted by name without the head_dim part, so one line spans panels."""
-    return row["kernel"].replace(f".hd{row['head_dim']}", "")
+    """Kernels are plotted by name without the head_dim part, so one line spans panels;
+    a backward pass is its own line (a bwd and a fwd+bwd row share their kernel)."""
+    label = row["kernel"].replace(f".hd{row['head_dim']}", "")
+    pass_ = row.get("pass") or "fwd"
+    return label if pass_ == "fwd" else f"{label} ({pass_})"
 
 
 def panels(rows):

@@ -8,7 +8,8 @@ Columns are series: a family of our cuda kernels (`fa1`, `fa2`, `fa3`, `cudnn`,
 `standard`: the row of that family at the point, i.e. the tile the sweep ran,
 normally the default), or a torch peer by kernel name (`torch.flash`,
 `torch.cudnn`). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
-column A's TFLOP/s over B's. Rows with another status show it instead of a number.
+column A's TFLOP/s over B's. Only rows of one pass are read (--pass, default fwd;
+a file without a `pass` column holds forward rows). Rows with another status show it instead of a number.
 A `*` marks a number from a throttled row, and every ratio that uses one: its
 `reason` starts with `throttled`, or its clock columns fail the same rule
 (scripts/sm_clock.py) against the maximum SM clock (--max-clock-mhz; by default
@@ -38,6 +39,8 @@ def main():
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--ratio", action="append", default=[], help="A/B: add a column A over B")
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--pass", dest="pass_", default="fwd", choices=("fwd", "bwd", "fwd+bwd"),
+                    help="the pass whose rows are summarised (default fwd)")
     ap.add_argument("--max-clock-mhz", type=int, default=0,
                     help="maximum SM clock for the throttle rule (default: the highest reading in the files)")
     args = ap.parse_args()
@@ -58,7 +61,7 @@ def main():
     names = []
     for r in rows:
         s = series_of(r)
-        if s is None or r["dtype"] != args.dtype:
+        if s is None or r["dtype"] != args.dtype or (r.get("pass") or "fwd") != args.pass_:
             continue
         k = (int(r["head_dim"]), r["causal"] == "true", int(r["seqlen_q"]))
         keys.add(k)
@@ -91,7 +94,7 @@ def main():
         print(f"\n`*`: timed while the SM clock fell by more than {pct}, or more than {pct} below its maximum "
               f"({max_clock} MHz); the row's clock columns say from what to what.")
     if not keys:
-        print(f"summarize.py: no cuda or torch rows of dtype {args.dtype}", file=sys.stderr)
+        print(f"summarize.py: no cuda or torch rows of dtype {args.dtype} and pass {args.pass_}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,18 @@
 
     python3 scripts/tables.py memory out/memory.csv   # per seqlen: each family's peak MiB, ms
     python3 scripts/tables.py traffic out/gpt2.csv    # per kernel: ms, TFLOP/s, model vs DRAM bytes
+    python3 scripts/tables.py gpt2 out/gpt2.csv       # per kernel and pass: HBM GB, ms, beside the paper
 
 memory: one line per seqlen, two columns per family in the order the CSV first names them:
 `peak_extra_bytes` in MiB (device memory beyond inputs and outputs) and the median in ms;
 a row that is not ok shows its status (e.g. `oom`). traffic: one line per kernel row.
 A `*` marks a throttled row (scripts/sm_clock.py's rule, against the highest clock the file
-read). Markdown on stdout."""
+read). gpt2: the FlashAttention paper's GPT-2 medium figure (configs/paper-gpt2-medium.json):
+per kernel and pass (fwd, bwd, fwd+bwd, in that order) the runtime, HBM bytes read + written
+as modelled and as the DRAM counters measured them (empty where not measured; `-` where a
+kernel's traffic is not modelled), and on fwd+bwd rows the paper's A100 numbers, then for
+fwd+bwd the standard kernel over each flash kernel, as the paper's 40.3 / 4.4 GB and
+41.7 / 7.3 ms. Markdown on stdout."""
 import argparse
 import csv
 import os
@@ -70,9 +76,59 @@ def traffic_table(rows):
     return out
 
 
+# The FlashAttention paper (Dao et al., 2022), GPT-2 medium attention, forward + backward on
+# an A100: HBM GB read + written, runtime ms.
+PAPER_A100 = {"standard": (40.3, 41.7), "flash": (4.4, 7.3)}
+PASS_ORDER = ("fwd", "bwd", "fwd+bwd")
+
+
+def _total_gb(row, prefix):
+    """Read + written bytes in GB; None where absent (empty or negative: not measured or not modelled)."""
+    r, w = row.get(f"{prefix}_read_bytes"), row.get(f"{prefix}_write_bytes")
+    if r in ("", None) or w in ("", None) or float(r) < 0 or float(w) < 0:
+        return None
+    total = float(r) + float(w)
+    return total / 1e9 if total > 0 else None
+
+
+def gpt2_table(rows):
+    max_mhz = max_clock_of(rows)
+    head = ["kernel", "pass", "ms", "TFLOP/s", "HBM GB model", "HBM GB measured", "paper A100 GB", "paper A100 ms"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = sorted(range(len(rows)), key=lambda i: (PASS_ORDER.index(rows[i].get("pass") or "fwd"), i))
+    fwd_bwd = {}  # family -> (GB, ms) of its fwd+bwd row
+    for i in order:
+        r = rows[i]
+        pass_ = r.get("pass") or "fwd"
+        if r["status"] != "ok":
+            out.append(f"| {r['kernel']} | {pass_} | {r['status']} |" + " |" * (len(head) - 3))
+            continue
+        model, measured = _total_gb(r, "traffic_model"), _total_gb(r, "traffic_measured")
+        paper = ("", "")
+        if pass_ == "fwd+bwd":
+            gb, ms = PAPER_A100["standard" if r["family"] == "standard" else "flash"]
+            paper = (f"{gb}", f"{ms}")
+            fwd_bwd[r["family"]] = (measured if measured is not None else model, float(r["median_ms"]))
+        out.append("| " + " | ".join([
+            r["kernel"], pass_, f"{float(r['median_ms']):.3f}{_star(r, max_mhz)}", f"{float(r['tflops']):.1f}",
+            f"{model:.3f}" if model is not None else "-", f"{measured:.3f}" if measured is not None else "",
+            *paper]) + " |")
+    if "standard" in fwd_bwd:
+        std_gb, std_ms = fwd_bwd["standard"]
+        pgb, pms = PAPER_A100["standard"][0] / PAPER_A100["flash"][0], PAPER_A100["standard"][1] / PAPER_A100["flash"][1]
+        out.append("")
+        for fam, (gb, ms) in fwd_bwd.items():
+            if fam == "standard":
+                continue
+            bytes_ratio = f"{std_gb / gb:.1f}x the HBM bytes" if std_gb and gb else "HBM bytes not compared"
+            out.append(f"fwd+bwd, standard over {fam}: {bytes_ratio}, {std_ms / ms:.1f}x the time "
+                       f"(the paper, over FlashAttention: {pgb:.1f}x, {pms:.1f}x)")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("table", choices=("memory", "traffic"))
+    ap.add_argument("table", choices=("memory", "traffic", "gpt2"))
     ap.add_argument("csv")
     args = ap.parse_args()
     try:
@@ -84,7 +140,8 @@ def main():
     if not rows:
         print(f"tables.py: {args.csv} has no rows", file=sys.stderr)
         return 2
-    print("\n".join(memory_table(rows) if args.table == "memory" else traffic_table(rows)))
+    tables = {"memory": memory_table, "traffic": traffic_table, "gpt2": gpt2_table}
+    print("\n".join(tables[args.table](rows)))
     return 0
 
 

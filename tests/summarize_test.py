@@ -2,7 +2,8 @@
 """scripts/summarize.py on a hand-made CSV: the best tile of a family is kept, a
 ratio is A over B, a row whose reason says `throttled`, or whose clock columns sit
 more than 5 % below the highest clock in the file, is starred (and so is every ratio that
-uses it), and other statuses show in place of a number. Exit 0 on
+uses it), and other statuses show in place of a number; rows of another pass than
+--pass (default fwd; no `pass` column: forward) are left out. Exit 0 on
 success, 1 with what differed."""
 import csv
 import os
@@ -30,20 +31,45 @@ EXPECT = [
     "| 128 | no | 8192 | 320.0* | 330.0 | 0.97* |",
     "| 128 | yes | 4096 | fail | 300.0 | - |",
 ]
+# A file with the pass column (a sweep run with --pass, or torch_peers.py): its backward
+# rows would beat the forward ones above if they were pooled with them.
+PASS_FIELDS = FIELDS + ["pass"]
+PASS_ROWS = [
+    ["fa2.bwd.bf16.hd128.128x128.w8.s2", "fa2", "cuda", "128", "false", "4096", "bf16", "ok", "", "900", "1980",
+     "1980", "bwd"],
+    ["torch.flash", "fa2", "cuda", "128", "false", "4096", "bf16", "ok", "", "600", "1980", "1980", "bwd"],
+    ["fa2.bwd.bf16.hd128.128x128.w8.s2", "fa2", "cuda", "128", "false", "4096", "bf16", "ok", "", "800", "1980",
+     "1980", "fwd+bwd"],
+]
+EXPECT_BWD = ["| 128 | no | 4096 | 900.0 | 600.0 | 1.50 |"]
+
+
+def write(path, fields, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows(rows)
+
+
+def summarize(*args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "summarize.py"), *args,
+                           "--ratio", "fa2/torch.flash"], capture_output=True, text=True, check=True).stdout
 
 
 def main():
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "rows.csv")
-        with open(path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows(ROWS)
-        out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "summarize.py"), path,
-                              "--ratio", "fa2/torch.flash"], capture_output=True, text=True, check=True).stdout
+        path, with_pass = os.path.join(d, "rows.csv"), os.path.join(d, "passes.csv")
+        write(path, FIELDS, ROWS)
+        write(with_pass, PASS_FIELDS, PASS_ROWS)
+        out = summarize(path, with_pass)
+        out_bwd = summarize(path, with_pass, "--pass", "bwd")
     missing = [line for line in EXPECT if line not in out.splitlines()]
     if missing or "`*`: timed while the SM clock fell" not in out:
         print("summarize_test: unexpected output:\n" + out + "\nmissing: " + repr(missing))
+        return 1
+    missing = [line for line in EXPECT_BWD if line not in out_bwd.splitlines()]
+    if missing or "| 128 | no | 8192 |" in out_bwd:
+        print("summarize_test: unexpected --pass bwd output:\n" + out_bwd + "\nmissing: " + repr(missing))
         return 1
     print("summarize_test: ok")
     return 0

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/tables.py on hand-made CSVs: the memory table puts each family's MiB and ms on
 its seqlen's line, shows a status where a row is not ok, stars a throttled row; the traffic
-table prints GB and leaves unread counters empty; a missing file exits 2.
+table prints GB and leaves unread counters empty; the gpt2 table orders rows by pass, sums
+read and written bytes, puts the paper's A100 numbers beside the fwd+bwd rows, marks an
+unmodelled backward `-`, and prints the standard-over-flash ratios; a missing file exits 2.
 Exit 0 on success, 1 with what differed."""
 import csv
 import os
@@ -32,6 +34,29 @@ EXPECT = {
 }
 
 
+GPT2_FIELDS = ["kernel", "family", "pass", "status", "reason", "median_ms", "tflops", "traffic_model_read_bytes",
+               "traffic_model_write_bytes", "traffic_measured_read_bytes", "traffic_measured_write_bytes",
+               "clock_before_mhz", "clock_after_mhz"]
+GPT2_ROWS = [
+    ["standard.bwd.fp16", "standard", "fwd+bwd", "ok", "", "20", "10", "30000000000", "10000000000",
+     "25000000000", "11000000000", "1980", "1980"],
+    ["fa2.bwd.fp16.hd64.128x128.w8.s2", "fa2", "fwd+bwd", "ok", "", "4", "50", "3000000000", "1000000000",
+     "2000000000", "500000000", "1980", "1980"],
+    ["cudnn.bwd.fp16", "cudnn", "bwd", "ok", "", "2", "60", "0", "0", "1500000000", "400000000", "1980", "1980"],
+    ["standard.fp16", "standard", "fwd", "ok", "", "5", "65", "4698000000", "4433000000", "", "", "1980", "1980"],
+    ["fa1.bwd.fp16.hd64.64x128.w8.s2", "fa1", "fwd+bwd", "oom", "no memory", "", "", "0", "0", "", "", "-1", "-1"],
+]
+GPT2_EXPECT = [
+    "| kernel | pass | ms | TFLOP/s | HBM GB model | HBM GB measured | paper A100 GB | paper A100 ms |",
+    "| standard.fp16 | fwd | 5.000 | 65.0 | 9.131 |  |  |  |",
+    "| cudnn.bwd.fp16 | bwd | 2.000 | 60.0 | - | 1.900 |  |  |",
+    "| standard.bwd.fp16 | fwd+bwd | 20.000 | 10.0 | 40.000 | 36.000 | 40.3 | 41.7 |",
+    "| fa2.bwd.fp16.hd64.128x128.w8.s2 | fwd+bwd | 4.000 | 50.0 | 4.000 | 2.500 | 4.4 | 7.3 |",
+    "| fa1.bwd.fp16.hd64.64x128.w8.s2 | fwd+bwd | oom |",
+    "fwd+bwd, standard over fa2: 14.4x the HBM bytes, 5.0x the time (the paper, over FlashAttention: 9.2x, 5.7x)",
+]
+
+
 def run(*args):
     return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tables.py"), *args],
                           capture_output=True, text=True)
@@ -53,6 +78,23 @@ def main():
             for want in lines:
                 if not any(line.startswith(want) for line in got):
                     problems.append(f"{table}: missing line: {want}\n--- output:\n{out.stdout}")
+        gpt2 = os.path.join(d, "gpt2.csv")
+        with open(gpt2, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(GPT2_FIELDS)
+            w.writerows(GPT2_ROWS)
+        out = run("gpt2", gpt2)
+        got = out.stdout.splitlines()
+        if out.returncode != 0:
+            problems.append(f"gpt2: exit {out.returncode}: {out.stderr}")
+        for want in GPT2_EXPECT:
+            if not any(line.startswith(want) for line in got):
+                problems.append(f"gpt2: missing line: {want}\n--- output:\n{out.stdout}")
+        # fwd, then bwd, then fwd+bwd, each in file order.
+        order = [line.split(" | ")[0][2:] for line in got[2:7]]
+        if order != ["standard.fp16", "cudnn.bwd.fp16", "standard.bwd.fp16", "fa2.bwd.fp16.hd64.128x128.w8.s2",
+                     "fa1.bwd.fp16.hd64.64x128.w8.s2"]:
+            problems.append(f"gpt2: row order {order}")
         missing = run("memory", os.path.join(d, "none.csv"))
         if missing.returncode != 2:
             problems.append(f"missing file: exit {missing.returncode}, want 2")

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <sstream>
 
 #include "process_util.h"
@@ -62,19 +63,30 @@ TEST(Check, SelfTestCatchesEveryPlantedFault) {
   auto dir = test::temp_dir("check_selftest");
   test::ProcResult r = run_fa_check({"--self-test", "--config", kSuite, "--seed", "11"}, dir);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  for (CpuFault f : planted_cpu_faults()) {
-    const std::string name(to_string(f));
+  std::vector<std::string> names;
+  for (CpuFault f : planted_cpu_faults()) names.emplace_back(to_string(f));
+  for (CpuBwdFault f : planted_cpu_bwd_faults()) names.emplace_back(to_string(f));
+  for (const std::string& name : names) {
     const auto at = r.out.find("  " + name);
     ASSERT_NE(at, std::string::npos) << name << " missing from the report:\n" << r.out;
     const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
     EXPECT_NE(line.find("caught by"), std::string::npos) << line;
   }
-  EXPECT_NE(r.out.find("(as it must)"), std::string::npos) << "the clean kernel must pass:\n" << r.out;
+  for (const char* clean : {"  cpu.fa2.64x64 (clean)", "  cpu.fa2.bwd.64x64 (clean)"}) {
+    const auto at = r.out.find(clean);
+    ASSERT_NE(at, std::string::npos) << clean << " missing:\n" << r.out;
+    EXPECT_NE(r.out.substr(at, r.out.find('\n', at) - at).find("(as it must)"), std::string::npos)
+        << "the clean kernel must pass:\n" << r.out;
+  }
 }
 
-TEST(Check, PlantedFailureExitsOneAndItsReplayReproducesIt) {
+// A planted failure, forward or backward, exits 1 and prints a command that
+// reruns it with the identical table line.
+class PlantedFailure : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PlantedFailure, ExitsOneAndItsReplayReproducesIt) {
   auto dir = test::temp_dir("check_planted");
-  const std::string kernel = "cpu.fa2.64x64+causal_off_by_one";
+  const std::string kernel = GetParam();
   test::ProcResult r = run_fa_check(
       {"--config", kSuite, "--quick", "--backend", "cpu", "--kernels", kernel, "--seed", "4242"}, dir);
   ASSERT_EQ(r.code, 1) << r.out << r.err;
@@ -100,6 +112,46 @@ TEST(Check, PlantedFailureExitsOneAndItsReplayReproducesIt) {
   // Same inputs, same reference rows, same kernel: the very same numbers.
   // (The distribution column differs only if the replay picked another one.)
   EXPECT_EQ(table_line(replay.out, shape, kernel), first_line) << cmd << "\n" << replay.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Check, PlantedFailure,
+                         ::testing::Values("cpu.fa2.64x64+causal_off_by_one", "cpu.fa2.bwd.64x64+gqa_not_summed"),
+                         [](const auto& info) { return info.index == 0 ? "Forward" : "Backward"; });
+
+// A case's "pass" chooses which variants run on it: the backward ones run
+// after their forward partner and report dQ, dK, dV.
+TEST(Check, ACasesPassChoosesItsVariants) {
+  auto dir = test::temp_dir("check_pass");
+  const std::string suite = (dir / "s.json").string(), json = (dir / "c.json").string();
+  std::ofstream(suite) << R"({"cases": [
+    {"case": "b1 h4/2 q70 k90 d32 bf16 causal", "pass": ["bwd"]},
+    {"case": "b1 h2/2 q40 k40 d32 fp32", "pass": ["fwd"]},
+    {"case": "b1 h2/1 q33 k65 d16 fp16"}]})";
+  test::ProcResult r = run_fa_check({"--config", suite, "--backend", "cpu", "--kernels",
+                                     "cpu.fa2.64x64,cpu.fa2.bwd.64x64", "--json", json}, dir);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<Result> rows = read_results_json(json, nullptr);
+  std::vector<std::string> got;
+  for (const Result& row : rows) {
+    got.push_back(row.problem.describe() + " " + row.kernel);
+    EXPECT_EQ(row.grad_errors.has_value(), row.pass == Pass::bwd) << row.key();
+    if (row.pass == Pass::bwd) {
+      EXPECT_EQ(row.fwd_kernel, "cpu.fa2.64x64");
+      EXPECT_TRUE(row.grad_errors->passes());
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"b1 h4/2 q70 k90 d32 bf16 causal cpu.fa2.bwd.64x64",
+                                           "b1 h2/2 q40 k40 d32 fp32 cpu.fa2.64x64",
+                                           "b1 h2/1 q33 k65 d16 fp16 cpu.fa2.64x64",
+                                           "b1 h2/1 q33 k65 d16 fp16 cpu.fa2.bwd.64x64"}));
+  // The table line of a backward row carries the gradients and the columns checked.
+  const std::string line = table_line(r.out, "b1 h4/2 q70 k90 d32 bf16 causal", "cpu.fa2.bwd.64x64");
+  EXPECT_NE(line.find(" / "), std::string::npos) << line;
+  EXPECT_EQ(line.substr(line.size() - 6), "| 90 |") << line;
+  std::ofstream(suite) << R"({"cases": [{"case": "b1 h2/2 q40 k40 d32 fp32", "pass": ["fwd+bwd"]}]})";
+  test::ProcResult bad = run_fa_check({"--config", suite, "--backend", "cpu"}, dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("\"pass\" entries are fwd or bwd"), std::string::npos) << bad.err;
 }
 
 TEST(Check, CleanKernelsPassTheQuickSuiteAndWriteResults) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "process_util.h"
 #include "report/csv.h"
@@ -60,7 +61,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"malformed_config", {}, "c.json:3", "{\n \"seqlen\": 128,\n \"causal\": tru\n}\n"},
         BadInput{"unknown_key", {}, "unknown key 'head_dims'", "{\"head_dims\": 64}"},
         BadInput{"wrong_type", {}, "key 'batch'", "{\"batch\": [1.5]}"},
-        BadInput{"resume_missing", {"--resume", "/nonexistent/r.json"}, "/nonexistent/r.json"}),
+        BadInput{"resume_missing", {"--resume", "/nonexistent/r.json"}, "/nonexistent/r.json"},
+        BadInput{"pass_unknown", {"--pass", "fwd,backward"}, "--pass: unknown pass 'backward' (fwd, bwd, fwd+bwd)"},
+        BadInput{"pass_twice", {"--pass", "bwd,bwd"}, "--pass: pass 'bwd' given twice"},
+        BadInput{"pass_empty", {"--pass", ""}, "--pass"},
+        BadInput{"pass_config", {}, "key 'pass': unknown pass 'both'", "{\"pass\": \"both\"}"},
+        BadInput{"pass_not_implemented", {"--pass", "bwd", "--kernels", "cpu.fa1,cpu.standard"},
+                 "pass bwd: no selected kernel implements the backward pass"},
+        BadInput{"pass_fwd_of_a_backward", {"--kernels", "cpu.fa2.bwd.64x64"},
+                 "pass fwd: no selected kernel implements the forward pass"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Cli, UnwritableOutputIsAUsageError) {
@@ -75,7 +84,7 @@ TEST(Cli, HelpExplainsEveryFlagWithAnExample) {
   ProcResult r = run_fa_bench({"sweep", "--help"}, dir);
   EXPECT_EQ(r.code, 0);
   for (const char* s : {"--seqlen", "512:16384:x2", "--total-tokens", "--hidden", "--block", "--resume",
-                        "--max-check-rows", "--no-l2-flush", "--cpu-mem-limit", "Example"})
+                        "--max-check-rows", "--no-l2-flush", "--cpu-mem-limit", "--pass", "fwd+bwd", "Example"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   ProcResult none = run_fa_bench({}, dir);
   EXPECT_EQ(none.code, 2);  // a subcommand is required
@@ -85,7 +94,10 @@ TEST(Cli, ListShowsCpuVariants) {
   auto dir = test::temp_dir("cli_list");
   ProcResult r = run_fa_bench({"list", "--backend", "cpu"}, dir);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("| cpu.fa2.64x64 | fa2 | cpu | 64x64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu.fa2.64x64 | fa2 | cpu | fwd | 64x64 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu.fa2.bwd.64x64 | fa2 | cpu | bwd | 64x64 | any | any | yes | cpu.fa2.64x64 |"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("| yes |"), std::string::npos);
 }
 
@@ -120,6 +132,54 @@ TEST(Cli, SmokeSweepEndToEnd) {
   EXPECT_EQ(meta["config"]["block"], (nlohmann::json{"64x64", "32x32"}));
   // stdout is the Markdown table: header, separator, one line per row.
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2 + 40);
+}
+
+// The backward end to end on small shapes: cpu.fa2.bwd validated against the
+// float64 gradients and timed, bwd and fwd+bwd rows beside each other, the
+// counted bytes equal to the model, every output carrying the pass.
+TEST(Cli, BackwardSweepEndToEnd) {
+  auto dir = test::temp_dir("cli_bwd");
+  const std::string json = (dir / "b.json").string(), csv = (dir / "b.csv").string();
+  ProcResult r = run_fa_bench({"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--pass", "bwd,fwd+bwd",
+                               "--seqlen", "96,130", "--seqlen-k", "80", "--head-dim", "32", "--heads", "4",
+                               "--heads-kv", "2", "--causal", "both", "--dtype", "bf16,fp32", "--block", "64x64,32x16",
+                               "--max-seconds", "0.02", "--seed", "99", "--threads", "2", "--json", json, "--csv", csv},
+                              dir);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  nlohmann::json meta;
+  const auto rows = read_results_json(json, &meta);
+  // 2 seqlen x 2 causal x 2 dtype points; 2 passes x 2 blocks.
+  ASSERT_EQ(rows.size(), 8u * 4);
+  const auto from_csv = read_results_csv(csv);
+  ASSERT_EQ(from_csv.size(), rows.size());
+  std::map<std::string, int> keys;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Result& row = rows[i];
+    SCOPED_TRACE(row.key());
+    ++keys[row.key()];
+    EXPECT_EQ(row.status, Status::ok) << row.reason;
+    EXPECT_TRUE(row.pass == Pass::bwd || row.pass == Pass::fwd_bwd);
+    EXPECT_EQ(row.kernel.rfind("cpu.fa2.bwd.", 0), 0u) << row.kernel;
+    EXPECT_EQ(row.fwd_kernel, "cpu.fa2." + row.kernel.substr(std::string("cpu.fa2.bwd.").size()));
+    ASSERT_TRUE(row.timing.has_value());
+    EXPECT_GT(row.tflops, 0);
+    ASSERT_TRUE(row.grad_errors.has_value());
+    EXPECT_TRUE(row.grad_errors->passes());
+    EXPECT_EQ(row.grad_errors->cols_checked, 80);
+    EXPECT_EQ(row.traffic_measured_source, "cpu-count");
+    EXPECT_EQ(row.traffic_measured->read_bytes, row.traffic_model.read_bytes);
+    EXPECT_EQ(row.traffic_measured->write_bytes, row.traffic_model.write_bytes);
+    EXPECT_GT(row.peak_extra_bytes, 0);  // D and the dQ accumulator
+    EXPECT_EQ(from_csv[i].key(), row.key());
+    EXPECT_EQ(from_csv[i].fwd_kernel, row.fwd_kernel);
+    ASSERT_TRUE(from_csv[i].grad_errors.has_value());
+    EXPECT_EQ(from_csv[i].grad_errors->dk.tolerance, row.grad_errors->dk.tolerance);
+  }
+  EXPECT_EQ(keys.size(), rows.size());  // bwd and fwd+bwd rows of one kernel are distinct rows
+  EXPECT_EQ(meta["config"]["pass"], (nlohmann::json{"bwd", "fwd+bwd"}));
+  // stdout: the table with the pass column and one line per row.
+  EXPECT_NE(r.out.find("| cpu.fa2.bwd.32x16 | fwd+bwd | b1 h4/2 q96 k80 d32 bf16 | ok |"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2 + 32);
 }
 
 TEST(Cli, CountersWithoutAGpuSayWhy) {

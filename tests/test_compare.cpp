@@ -112,6 +112,29 @@ TEST(Compare, PairsByKernelAndProblem) {
   EXPECT_EQ(rep.slower, 0);
 }
 
+TEST(Compare, PairsByPass) {
+  // A kernel's bwd and fwd+bwd rows are two pairs: a slower fwd+bwd is not
+  // hidden by (or blamed on) its bwd row, and the report says which pass.
+  Result b_bwd = row("cpu.fa2.bwd.64x64", 1.0), b_both = row("cpu.fa2.bwd.64x64", 2.0);
+  b_bwd.pass = Pass::bwd;
+  b_both.pass = Pass::fwd_bwd;
+  Result c_bwd = b_bwd, c_both = b_both;
+  c_both.timing->median_ms = c_both.timing->p10_ms = c_both.timing->p90_ms = 3.0;
+  CompareReport rep = compare_results({b_bwd, b_both}, {c_both, c_bwd}, {});
+  ASSERT_EQ(rep.pairs.size(), 2u);
+  EXPECT_EQ(rep.missing, 0);
+  EXPECT_EQ(rep.slower, 1);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::same);
+  EXPECT_EQ(rep.pairs[1].verdict, Verdict::slower);
+  EXPECT_EQ(rep.pairs[1].kernel, "cpu.fa2.bwd.64x64 (fwd+bwd)");
+  // A forward row keeps its plain name.
+  EXPECT_EQ(compare_one(row("k", 1.0), row("k", 1.0)).pairs[0].kernel, "k");
+  // The same kernel in another pass does not pair.
+  rep = compare_results({b_bwd}, {c_both}, {});
+  EXPECT_EQ(rep.missing, 1);
+  EXPECT_EQ(rep.added, 1);
+}
+
 TEST(Compare, WorseStatusFails) {
   Result c = row("k", 1.0);
   c.status = Status::fail;

@@ -201,12 +201,18 @@ TEST(Plan, CudaBlocksFilterCompiledTilesAndSayWhichExist) {
   EXPECT_THROW(plan_sweep(resolve_config(src), Backend::cpu, reg), UsageError);
 }
 
-TEST(Plan, CpuBlocksAreMadeOnDemand) {
+// A CPU sweep of cpu.fa2 and cpu.standard at head_dim 32.
+ConfigSource cpu_sweep(const std::string& seqlen) {
   ConfigSource src;
   apply_override(src, "kernels", "cpu.fa2,cpu.standard", "--kernels");
-  apply_override(src, "block", "48x80", "--block");
-  apply_override(src, "seqlen", "100", "--seqlen");
+  apply_override(src, "seqlen", seqlen, "--seqlen");
   apply_override(src, "head_dim", "32", "--head-dim");
+  return src;
+}
+
+TEST(Plan, CpuBlocksAreMadeOnDemand) {
+  ConfigSource src = cpu_sweep("100");
+  apply_override(src, "block", "48x80", "--block");
   SweepPlan p = plan_sweep(resolve_config(src), Backend::cpu, Registry::instance());
   ASSERT_EQ(p.rows(), 2u);
   std::vector<std::string> names;
@@ -223,6 +229,108 @@ TEST(Plan, CpuBlocksAreMadeOnDemand) {
         plan_sweep(resolve_config(s2), Backend::cpu, Registry::instance());
       },
       UsageError);
+}
+
+TEST(Config, PassAxis) {
+  ConfigSource src;
+  EXPECT_EQ(resolve_config(src).pass, (std::vector<Pass>{Pass::fwd}));  // default
+  apply_override(src, "pass", "bwd,fwd+bwd", "--pass");
+  const SweepConfig c = resolve_config(src);
+  EXPECT_EQ(c.pass, (std::vector<Pass>{Pass::bwd, Pass::fwd_bwd}));
+  EXPECT_EQ(c.to_json()["pass"], (nlohmann::json{"bwd", "fwd+bwd"}));
+  EXPECT_EQ(resolve_config(config_from_json(c.to_json(), "metadata.config")).pass, c.pass);
+  auto dir = temp_dir("config_pass");
+  const std::string file = write_file(dir, "p.json", "{\"pass\": [\"fwd\", \"bwd\"]}");
+  EXPECT_EQ(resolve_config(load_config_file(file)).pass, (std::vector<Pass>{Pass::fwd, Pass::bwd}));
+  for (const char* bad : {"backward", "fwd,fwd", "", "fwd+"}) {
+    ConfigSource b;
+    apply_override(b, "pass", bad, "--pass");
+    const std::string msg = usage_message([&] { resolve_config(b); });
+    EXPECT_NE(msg.find("--pass"), std::string::npos) << bad << ": " << msg;
+  }
+}
+
+// Rows = points x passes x kernels: fwd rows run forward variants, bwd and
+// fwd+bwd rows the backward ones, each with its forward partner.
+TEST(Plan, PassesPickTheirVariantsAndPartners) {
+  ConfigSource src = cpu_sweep("64,100");
+  apply_override(src, "pass", "fwd,bwd,fwd+bwd", "--pass");
+  const SweepPlan p = plan_sweep(resolve_config(src), Backend::cpu, Registry::instance());
+  ASSERT_EQ(p.points.size(), 2u);
+  ASSERT_EQ(p.rows(), 2u * (2 + 1 + 1));  // standard and fa2 forward; fa2's backward twice
+  const auto& ks = p.points[0].kernels;
+  std::vector<std::string> got;
+  for (const auto& k : ks) got.push_back(k.name + " " + std::string(to_string(k.pass)));
+  EXPECT_EQ(got, (std::vector<std::string>{"cpu.standard fwd", "cpu.fa2.64x64 fwd", "cpu.fa2.bwd.64x64 bwd",
+                                           "cpu.fa2.bwd.64x64 fwd+bwd"}));
+  for (const auto& k : ks) {
+    ASSERT_NE(k.variant, nullptr);
+    EXPECT_EQ(k.variant->pass, k.pass == Pass::fwd ? Pass::fwd : Pass::bwd);
+    if (k.pass == Pass::fwd) {
+      EXPECT_EQ(k.partner, nullptr);
+    } else {
+      ASSERT_NE(k.partner, nullptr);
+      EXPECT_EQ(k.partner->name, "cpu.fa2.64x64");
+    }
+  }
+  // A CPU backward at a block not registered: made, with a partner made for it.
+  apply_override(src, "block", "48x80", "--block");
+  apply_override(src, "pass", "bwd", "--pass");
+  const SweepPlan made = plan_sweep(resolve_config(src), Backend::cpu, Registry::instance());
+  ASSERT_EQ(made.rows(), 2u);  // cpu.standard has no backward on the CPU
+  const PlannedKernel& k = made.points[0].kernels[0];
+  ASSERT_NE(k.variant, nullptr);
+  EXPECT_EQ(k.variant->name, "cpu.fa2.bwd.48x80");
+  ASSERT_NE(k.partner, nullptr);
+  EXPECT_EQ(k.partner->name, "cpu.fa2.48x80");
+}
+
+TEST(Plan, APassNoSelectedKernelImplementsIsAUsageError) {
+  ConfigSource src;
+  apply_override(src, "seqlen", "64", "--seqlen");
+  apply_override(src, "kernels", "cpu.fa1", "--kernels");
+  apply_override(src, "pass", "fwd,bwd", "--pass");
+  std::string msg = usage_message([&] { plan_sweep(resolve_config(src), Backend::cpu, Registry::instance()); });
+  EXPECT_NE(msg.find("pass bwd: no selected kernel implements the backward pass"), std::string::npos) << msg;
+  apply_override(src, "kernels", "cpu.fa2.bwd.64x64", "--kernels");
+  apply_override(src, "pass", "fwd", "--pass");
+  msg = usage_message([&] { plan_sweep(resolve_config(src), Backend::cpu, Registry::instance()); });
+  EXPECT_NE(msg.find("pass fwd: no selected kernel implements the forward pass"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--pass bwd"), std::string::npos) << msg;
+}
+
+// A cuda backward whose default tile is marked runs under --block auto, with
+// the default forward of its family, dtype and head_dim as partner; a partner
+// that is not in the registry makes the row unsupported.
+TEST(Plan, CudaBackwardDefaultsAndPartners) {
+  Registry reg;
+  reg.add(fake("fa2.bf16.hd128.128x64.w4.s2", Family::fa2, Tile{128, 64, 4, 2}, {128}, true));
+  KernelVariant b1 = fake("fa2.bwd.bf16.hd128.128x128.w8.s2", Family::fa2, Tile{128, 128, 8, 2}, {128}, true);
+  KernelVariant b2 = fake("fa2.bwd.bf16.hd128.64x128.w8.s2", Family::fa2, Tile{64, 128, 8, 2}, {128}, false);
+  KernelVariant orphan = fake("fa3.bwd.bf16.hd128.64x128.w12.s2", Family::fa3, Tile{64, 128, 12, 2}, {128}, true);
+  for (KernelVariant* v : {&b1, &b2, &orphan}) v->pass = Pass::bwd;
+  b1.fwd_partner = b2.fwd_partner = "fa2.bf16.hd128.128x64.w4.s2";
+  orphan.fwd_partner = "fa3.bf16.hd128.128x128.w12.s2";
+  reg.add(b1);
+  reg.add(b2);
+  reg.add(orphan);
+  ConfigSource src;
+  apply_override(src, "head_dim", "128", "--head-dim");
+  apply_override(src, "seqlen", "256", "--seqlen");
+  apply_override(src, "pass", "bwd", "--pass");
+  const SweepPlan p = plan_sweep(resolve_config(src), Backend::cuda, reg);
+  ASSERT_EQ(p.rows(), 2u);
+  EXPECT_EQ(p.points[0].kernels[0].name, "fa2.bwd.bf16.hd128.128x128.w8.s2");
+  ASSERT_NE(p.points[0].kernels[0].partner, nullptr);
+  EXPECT_EQ(p.points[0].kernels[0].partner->name, "fa2.bf16.hd128.128x64.w4.s2");
+  EXPECT_EQ(p.points[0].kernels[1].variant, nullptr);
+  EXPECT_NE(p.points[0].kernels[1].reason.find("forward partner fa3.bf16.hd128.128x128.w12.s2 is not available"),
+            std::string::npos)
+      << p.points[0].kernels[1].reason;
+  apply_override(src, "block", "64x128", "--block");
+  const SweepPlan q = plan_sweep(resolve_config(src), Backend::cuda, reg);
+  ASSERT_GE(q.rows(), 1u);
+  EXPECT_EQ(q.points[0].kernels[0].name, "fa2.bwd.bf16.hd128.64x128.w8.s2");
 }
 
 }  // namespace

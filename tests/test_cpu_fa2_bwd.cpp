@@ -65,7 +65,7 @@ TEST(CpuFa2Backward, CountedBytesEqualTheTrafficModel) {
       const BackwardCase c = backward_case(p, 5, Distribution::uniform);
       for (const Tile& t : kTiles) {
         const BwdRun r = run_bwd(c, t, 2);
-        const Traffic model = traffic_model_bwd(Family::fa2, p, t);
+        const Traffic model = *traffic_model_bwd(Family::fa2, p, t);
         EXPECT_EQ(r.ctx.counted_read_bytes, model.read_bytes) << describe(p, t);
         EXPECT_EQ(r.ctx.counted_write_bytes, model.write_bytes) << describe(p, t);
       }

@@ -84,7 +84,7 @@ TEST(CpuKernels, CountedBytesEqualTheTrafficModel) {
       const HostInputs in = generate_inputs(p, Distribution::uniform, 5);
       for (const KernelVariant& v : variants()) {
         const KernelRun r = run_variant(v, p, in, 2);
-        const Traffic model = v.traffic(p);
+        const Traffic model = *v.traffic(p);
         EXPECT_EQ(r.ctx.counted_read_bytes, model.read_bytes) << v.name << " " << p.describe();
         EXPECT_EQ(r.ctx.counted_write_bytes, model.write_bytes) << v.name << " " << p.describe();
       }

@@ -131,6 +131,32 @@ TEST(StandardBackward, ErrorFollowsTheDtype) {
   }
 }
 
+// The softmax statistics do not depend on O: computed once and passed in, they
+// give the very numbers a call that computes them gives, for any O.
+TEST(StandardBackward, StatisticsComputedOnceServeEveryO) {
+  const BackwardCase c = backward_case(shape(2, 4, 2, 130, 90, 16, true, DType::bf16), 5, Distribution::normal,
+                                       {0, 1, 63, 64, 100, 129}, {0, 7, 89});
+  const StandardStats st = standard_softmax_stats(c.p, c.in, 2);
+  std::vector<float> other_o = c.forward.o;
+  for (float& x : other_o) x *= 0.75f;
+  for (const std::vector<float>* o : {&c.forward.o, static_cast<const std::vector<float>*>(&other_o)}) {
+    const SampledGrads a = standard_backward_in_precision(c.p, c.in, *o, c.ref.rows, c.ref.cols, 2);
+    const SampledGrads b = standard_backward_in_precision(c.p, c.in, *o, c.ref.rows, c.ref.cols, 2, &st);
+    EXPECT_EQ(a.dq, b.dq);
+    EXPECT_EQ(a.dk, b.dk);
+    EXPECT_EQ(a.dv, b.dv);
+  }
+  // They are used: another problem's statistics give other gradients, wrong sizes throw.
+  const BackwardCase d = backward_case(c.p, 6);
+  const StandardStats wrong = standard_softmax_stats(d.p, d.in, 2);
+  EXPECT_NE(standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &wrong).dv,
+            standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &st).dv);
+  StandardStats short_stats = st;
+  short_stats.m.pop_back();
+  EXPECT_THROW(standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &short_stats),
+               KernelError);
+}
+
 // The standard backward, as a kernel's output, passes its own rule; a perfect
 // result rounded to the dtype passes; slightly wrong gradients fail.
 TEST(GradTolerance, StandardPassesAndSlightlyWrongGradientsFail) {

@@ -24,29 +24,46 @@ std::vector<std::string> names(const std::vector<const KernelVariant*>& vs) {
 
 TEST(Registry, CpuKernelsRegistered) {
   const Registry r = cpu_registry();
-  EXPECT_EQ(r.all().size(), 1u + 2 * 16);
+  EXPECT_EQ(r.all().size(), 1u + 3 * 16);  // standard; fa1, fa2, fa2 backward at 16 tiles
   const KernelVariant* v = r.find("cpu.fa2.64x128");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->family, Family::fa2);
   EXPECT_EQ(v->backend, Backend::cpu);
+  EXPECT_EQ(v->pass, Pass::fwd);
+  EXPECT_EQ(v->fwd_partner, "");
   EXPECT_EQ(v->tile, (Tile{64, 128, 0, 0}));
   EXPECT_FALSE(v->default_tile);
   EXPECT_TRUE(r.find("cpu.fa1.64x64")->default_tile);
   EXPECT_TRUE(r.find("cpu.fa2.64x64")->default_tile);
   EXPECT_EQ(r.find("cpu.fa2.64x65"), nullptr);
   EXPECT_EQ(make_cpu_variant(Family::fa2, {48, 80, 0, 0}).name, "cpu.fa2.48x80");
+  // The backward: named after the pass, its forward partner at the same tile.
+  const KernelVariant* b = r.find("cpu.fa2.bwd.32x128");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->pass, Pass::bwd);
+  EXPECT_EQ(b->fwd_partner, "cpu.fa2.32x128");
+  EXPECT_NE(r.find(b->fwd_partner), nullptr);
+  EXPECT_TRUE(r.find("cpu.fa2.bwd.64x64")->default_tile);
+  EXPECT_FALSE(b->default_tile);
+  const KernelVariant made = make_cpu_variant(Family::fa2, {48, 80, 0, 0}, Pass::bwd);
+  EXPECT_EQ(made.name, "cpu.fa2.bwd.48x80");
+  EXPECT_EQ(made.fwd_partner, "cpu.fa2.48x80");
+  EXPECT_THROW(make_cpu_variant(Family::fa1, {64, 64, 0, 0}, Pass::bwd), UsageError);  // no CPU fa1 backward
+  EXPECT_THROW(make_cpu_variant(Family::fa2, {64, 64, 0, 0}, Pass::fwd_bwd), UsageError);
 }
 
 TEST(Registry, SelectByNameFamilyBackendAndGlob) {
   const Registry r = cpu_registry();
   EXPECT_EQ(names(r.select("cpu.fa1.16x32")), (std::vector<std::string>{"cpu.fa1.16x32"}));
-  EXPECT_EQ(r.select("fa2").size(), 16u);
+  EXPECT_EQ(r.select("fa2").size(), 32u);  // both passes: the pass axis filters them
+  EXPECT_EQ(r.select("cpu.fa2").size(), 32u);
   EXPECT_EQ(r.select("cpu.fa1").size(), 16u);
-  EXPECT_EQ(r.select("cpu").size(), 33u);
+  EXPECT_EQ(r.select("cpu.fa2.bwd.*").size(), 16u);
+  EXPECT_EQ(r.select("cpu").size(), 49u);
   EXPECT_EQ(names(r.select("standard")), (std::vector<std::string>{"cpu.standard"}));
   EXPECT_EQ(names(r.select("cpu.fa?.128x128")),
             (std::vector<std::string>{"cpu.fa1.128x128", "cpu.fa2.128x128"}));
-  EXPECT_EQ(r.select("*.64x*").size(), 8u);
+  EXPECT_EQ(r.select("*.64x*").size(), 12u);
   // Registry order, no duplicates, spaces trimmed.
   EXPECT_EQ(names(r.select(" cpu.fa2.16x16 , cpu.standard,cpu.fa2.16x16")),
             (std::vector<std::string>{"cpu.standard", "cpu.fa2.16x16"}));
@@ -129,9 +146,24 @@ TEST(Result, StatusNamesAndKey) {
   b.kernel = "cpu.fa2.64x32";
   EXPECT_NE(a.key(), b.key());
   b = a;
+  b.pass = Pass::fwd_bwd;
+  EXPECT_NE(a.key(), b.key());
+  b = a;
   b.timing = TimingSummary{};  // measurements are not part of the identity
   b.seed = 99;
+  b.fwd_kernel = "cpu.fa2.64x64";
   EXPECT_EQ(a.key(), b.key());
+}
+
+TEST(Pass, NamesAndTheFlashAttentionFlopConvention) {
+  for (Pass p : {Pass::fwd, Pass::bwd, Pass::fwd_bwd}) EXPECT_EQ(parse_pass(to_string(p)), p);
+  EXPECT_EQ(to_string(Pass::fwd_bwd), "fwd+bwd");
+  EXPECT_FALSE(parse_pass("fwd_bwd"));
+  EXPECT_FALSE(parse_pass("backward"));
+  // Backward: five matmuls to the forward's two, so 2.5x; fwd+bwd 3.5x.
+  EXPECT_EQ(flops_factor(Pass::fwd), 1.0);
+  EXPECT_EQ(flops_factor(Pass::bwd), 2.5);
+  EXPECT_EQ(flops_factor(Pass::fwd_bwd), 3.5);
 }
 
 }  // namespace

@@ -64,6 +64,25 @@ Result full_row() {
   return r;
 }
 
+// A fwd+bwd row: its forward partner, the partner's O/LSE errors, and dQ, dK,
+// dV errors (one tensor with non-finite values and an infinite error).
+Result backward_row() {
+  Result r = full_row();
+  r.kernel = "cpu.fa2.bwd.64x32";
+  r.family = Family::fa2;
+  r.pass = Pass::fwd_bwd;
+  r.fwd_kernel = "cpu.fa2.64x32";
+  GradErrors g;
+  g.dq = TensorErrors{1.5e-3, 0.25, 3e-4, 0, 7.8125e-3};
+  g.dk = TensorErrors{std::numeric_limits<double>::infinity(), 0.5, 1.0 / 3.0, 12, 2e-2};
+  g.dv = TensorErrors{2e-7, 1e-9, std::numeric_limits<double>::quiet_NaN(), 0, 1e-5};
+  g.rows_checked = r.errors->rows_checked;
+  g.cols_checked = 1234;
+  g.sampled = r.errors->sampled;
+  r.grad_errors = g;
+  return r;
+}
+
 // An unsupported row: no timing, no errors, no measured traffic.
 Result sparse_row() {
   Result r;
@@ -83,6 +102,8 @@ void expect_equal(const Result& a, const Result& b) {
   EXPECT_EQ(a.kernel, b.kernel);
   EXPECT_EQ(a.family, b.family);
   EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.pass, b.pass);
+  EXPECT_EQ(a.fwd_kernel, b.fwd_kernel);
   EXPECT_EQ(a.tile, b.tile);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
@@ -124,6 +145,20 @@ void expect_equal(const Result& a, const Result& b) {
     EXPECT_EQ(a.tolerances->tolerance, b.tolerances->tolerance);
     EXPECT_EQ(a.tolerances->lse_tolerance, b.tolerances->lse_tolerance);
   }
+  ASSERT_EQ(a.grad_errors.has_value(), b.grad_errors.has_value());
+  if (a.grad_errors) {
+    for (auto t : {&GradErrors::dq, &GradErrors::dk, &GradErrors::dv}) {
+      const TensorErrors &x = (*a.grad_errors).*t, &y = (*b.grad_errors).*t;
+      EXPECT_TRUE(same(x.max_abs, y.max_abs));
+      EXPECT_TRUE(same(x.max_rel, y.max_rel));
+      EXPECT_TRUE(same(x.rel_l2, y.rel_l2));
+      EXPECT_EQ(x.nonfinite, y.nonfinite);
+      EXPECT_EQ(x.tolerance, y.tolerance);
+    }
+    EXPECT_EQ(a.grad_errors->rows_checked, b.grad_errors->rows_checked);
+    EXPECT_EQ(a.grad_errors->cols_checked, b.grad_errors->cols_checked);
+    EXPECT_EQ(a.grad_errors->sampled, b.grad_errors->sampled);
+  }
   EXPECT_EQ(a.clock_before_mhz, b.clock_before_mhz);
   EXPECT_EQ(a.clock_after_mhz, b.clock_after_mhz);
   EXPECT_EQ(a.seed, b.seed);
@@ -132,17 +167,18 @@ void expect_equal(const Result& a, const Result& b) {
 TEST(Report, JsonAndCsvRoundTripEveryField) {
   auto dir = test::temp_dir("report_roundtrip");
   std::string json = (dir / "r.json").string(), csv = (dir / "r.csv").string(), md = (dir / "r.md").string();
-  std::vector<Result> rows = {full_row(), sparse_row()};
+  std::vector<Result> rows = {full_row(), sparse_row(), backward_row()};
   {
     ResultsFiles files(json, csv, md, nlohmann::json{{"note", "test"}}, {rows[0]});
     files.add(rows[1]);
+    files.add(rows[2]);
     files.finish("complete");
   }
   nlohmann::json meta;
   auto from_json = read_results_json(json, &meta);
   auto from_csv = read_results_csv(csv);
-  ASSERT_EQ(from_json.size(), 2u);
-  ASSERT_EQ(from_csv.size(), 2u);
+  ASSERT_EQ(from_json.size(), 3u);
+  ASSERT_EQ(from_csv.size(), 3u);
   for (size_t i = 0; i < rows.size(); ++i) {
     SCOPED_TRACE(i);
     expect_equal(rows[i], from_json[i]);
@@ -150,21 +186,64 @@ TEST(Report, JsonAndCsvRoundTripEveryField) {
   }
   EXPECT_EQ(meta["note"], "test");
   EXPECT_EQ(meta["run_status"], "complete");
-  EXPECT_EQ(meta["rows"], 2);
+  EXPECT_EQ(meta["rows"], 3);
   // No temporary file is left next to the outputs.
   size_t files = 0;
   for (auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 3u);
   std::string table = test::slurp(md);
   EXPECT_NE(table.find("second line \\| pipe"), std::string::npos) << table;
+  // The Markdown line of the fwd+bwd row: its pass, and the gradient tensor
+  // furthest past its tolerance (dK, with its non-finite values).
+  EXPECT_NE(table.find("| cpu.fa2.bwd.64x32 | fwd+bwd | "), std::string::npos) << table;
+  EXPECT_NE(table.find("| dK inf / 0.02 (12 non-finite) |"), std::string::npos) << table;
+}
+
+// Files written before the backward pass existed have no pass, fwd_kernel or
+// grad_errors: their rows read as forward rows, keyed as before plus the pass.
+TEST(Report, RowsWithoutAPassAreForwardRows) {
+  auto dir = test::temp_dir("report_old");
+  const std::string json = (dir / "old.json").string(), csv = (dir / "old.csv").string();
+  nlohmann::json row = result_to_json(full_row());
+  row.erase("pass");
+  row.erase("fwd_kernel");
+  row.erase("grad_errors");
+  write_file_atomic(json, nlohmann::json{{"schema_version", 1}, {"results", {row}}}.dump());
+  const std::vector<Result> from_json = read_results_json(json, nullptr);
+  ASSERT_EQ(from_json.size(), 1u);
+  EXPECT_EQ(from_json[0].pass, Pass::fwd);
+  EXPECT_FALSE(from_json[0].grad_errors.has_value());
+  EXPECT_EQ(from_json[0].key(), full_row().key());
+  EXPECT_NE(from_json[0].key().find(" pass=fwd"), std::string::npos);
+  write_file_atomic(csv, "kernel,family,backend,batch,heads,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype,"
+                         "status\ncpu.fa2.64x64,fa2,cpu,1,2,2,64,64,32,false,bf16,ok\n");
+  const std::vector<Result> from_csv = read_results_csv(csv);
+  ASSERT_EQ(from_csv.size(), 1u);
+  EXPECT_EQ(from_csv[0].pass, Pass::fwd);
+  EXPECT_EQ(from_csv[0].fwd_kernel, "");
+}
+
+// Keys: a bwd and a fwd+bwd row of one kernel are different rows.
+TEST(Report, ThePassIsPartOfTheRowKey) {
+  Result b = backward_row(), f = backward_row();
+  b.pass = Pass::bwd;
+  EXPECT_NE(b.key(), f.key());
+  EXPECT_EQ(b.key().substr(b.key().size() - 9), " pass=bwd");
+  EXPECT_EQ(f.key().substr(f.key().size() - 13), " pass=fwd+bwd");
 }
 
 TEST(Report, CsvHeaderUsesTheFieldNames) {
   const auto& cols = csv_columns();
   for (const char* name : {"seqlen_q", "head_dim", "block_m", "median_ms", "p10_ms", "tflops",
                            "traffic_model_read_bytes", "traffic_measured_write_bytes", "l2_hit_rate", "o_max_abs",
-                           "tolerance", "peak_extra_bytes", "seed"})
+                           "tolerance", "peak_extra_bytes", "seed", "pass", "fwd_kernel", "cols_checked",
+                           "dq_max_abs", "dk_max_rel", "dv_rel_l2", "dq_nonfinite", "dv_tolerance"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), name), cols.end()) << name;
+  // The pass right after the back end, as scripts/torch_peers.py writes it;
+  // cols_checked beside rows_checked.
+  const auto at = [&](const char* name) { return std::find(cols.begin(), cols.end(), name) - cols.begin(); };
+  EXPECT_EQ(at("pass"), at("backend") + 1);
+  EXPECT_EQ(at("cols_checked"), at("rows_checked") + 1);
 }
 
 TEST(Report, ReadingRejectsWhatItDidNotWrite) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -66,6 +67,44 @@ TEST(Resume, InterruptThenResume) {
   }
   // stdout of the resumed run lists only the new rows (header + separator + rows).
   EXPECT_EQ(size_t(std::count(second.out.begin(), second.out.end(), '\n')), 2 + 8 - partial.size());
+}
+
+// Resuming pairs rows by kernel, problem and pass: with the fwd+bwd rows taken
+// out of a finished file, --resume reruns exactly those and keeps the bwd rows
+// of the same kernels as they were.
+TEST(Resume, RowsArePairedByPass) {
+  auto dir = test::temp_dir("resume_pass");
+  const std::string json = (dir / "r.json").string();
+  test::ProcResult first = test::run_fa_bench(
+      {"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--pass", "bwd,fwd+bwd", "--seqlen", "48,64",
+       "--head-dim", "16", "--heads", "2", "--dtype", "fp32", "--max-seconds", "0.02", "--json", json},
+      dir);
+  ASSERT_EQ(first.code, 0) << first.err;
+  nlohmann::json doc = nlohmann::json::parse(test::slurp(json));
+  ASSERT_EQ(doc["results"].size(), 4u);
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& row : doc["results"])
+    if (row["pass"] == "bwd") kept.push_back(row);
+  ASSERT_EQ(kept.size(), 2u);
+  doc["results"] = kept;
+  std::ofstream(json) << doc.dump();
+  const auto before = read_results_json(json, nullptr);
+
+  test::ProcResult second = test::run_fa_bench({"sweep", "--resume", json}, dir);
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.err.find("2 rows resumed"), std::string::npos) << second.err;
+  const auto all = read_results_json(json, nullptr);
+  ASSERT_EQ(all.size(), 4u);
+  std::map<std::string, int> passes;
+  for (const auto& r : all) ++passes[std::string(to_string(r.pass))];
+  EXPECT_EQ(passes["bwd"], 2);
+  EXPECT_EQ(passes["fwd+bwd"], 2);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(all[i].key(), before[i].key());
+    EXPECT_EQ(all[i].timing->median_ms, before[i].timing->median_ms);  // kept, not rerun
+  }
+  // Only the two fwd+bwd rows were new: header, separator, two lines.
+  EXPECT_EQ(std::count(second.out.begin(), second.out.end(), '\n'), 2 + 2);
 }
 
 // One stop request delivered twice at once (as `timeout` does: to the process

@@ -1,6 +1,7 @@
 // The runner's per-kernel outcomes, with planted variants on the CPU executor:
 // ok, fail (not timed), unsupported, oom, error, and a sticky error that stops
-// the sweep with the earlier rows delivered.
+// the sweep with the earlier rows delivered; backward rows after their forward
+// partner, judged on both.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "core/errors.h"
 #include "measure/cpu_executor.h"
 #include "registry/cpu_kernels.h"
+#include "measure/traffic_bwd.h"
 #include "sweep/runner.h"
 
 namespace fa {
@@ -23,6 +25,10 @@ KernelVariant planted(const std::string& name, std::function<void(const AttnPara
 
 PlannedKernel planned(const KernelVariant& v) {
   return PlannedKernel{&v, v.name, v.family, v.backend, v.tile, ""};
+}
+
+PlannedKernel planned(const KernelVariant& bwd, Pass pass, const KernelVariant& partner) {
+  return PlannedKernel{&bwd, bwd.name, bwd.family, bwd.backend, bwd.tile, "", pass, &partner};
 }
 
 SweepConfig quick_config() {
@@ -156,6 +162,145 @@ TEST(Runner, DoneKeysAreSkippedAndStopIsHonoured) {
   EXPECT_EQ(rows[0].kernel, "b");
   EXPECT_EQ(rows[1].kernel, "a");
   EXPECT_EQ(rows[1].problem.seqlen_q, 17);
+}
+
+
+std::vector<Result> run_rows(const AttnProblem& p, std::vector<PlannedKernel> kernels, SweepConfig c = quick_config()) {
+  SweepPlan plan;
+  plan.points.push_back(PlannedPoint{p, std::move(kernels)});
+  auto ex = make_cpu_executor(1, int64_t(1) << 30);
+  std::vector<Result> rows;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { rows.push_back(r); };
+  run_sweep(plan, c, 5, *ex, 0, {}, hooks);
+  return rows;
+}
+
+TEST(RunnerBackward, BwdAndFwdBwdRowsAreValidatedThenTimed) {
+  const KernelVariant fwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  const KernelVariant bwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0}, Pass::bwd);
+  const AttnProblem p = small_problem();
+  const std::vector<Result> rows =
+      run_rows(p, {planned(fwd), planned(bwd, Pass::bwd, fwd), planned(bwd, Pass::fwd_bwd, fwd)});
+  ASSERT_EQ(rows.size(), 3u);
+  for (const Result& r : rows) {
+    ASSERT_EQ(r.status, Status::ok) << to_string(r.pass) << ": " << r.reason;
+    ASSERT_TRUE(r.timing.has_value());
+    ASSERT_TRUE(r.traffic_measured.has_value());
+    // The CPU kernels count what they move: the model of what the row ran.
+    EXPECT_EQ(r.traffic_measured->read_bytes, r.traffic_model.read_bytes) << to_string(r.pass);
+    EXPECT_EQ(r.traffic_measured->write_bytes, r.traffic_model.write_bytes) << to_string(r.pass);
+    // FLOPs by the FlashAttention convention: forward x 1, 2.5, 3.5.
+    EXPECT_NEAR(r.tflops * r.timing->median_ms * 1e-3 * 1e12, p.flops() * flops_factor(r.pass), p.flops() * 1e-9);
+  }
+  const Result &f = rows[0], &b = rows[1], &fb = rows[2];
+  EXPECT_EQ(f.pass, Pass::fwd);
+  EXPECT_EQ(f.fwd_kernel, "");
+  EXPECT_FALSE(f.grad_errors.has_value());
+  EXPECT_EQ(b.pass, Pass::bwd);
+  EXPECT_EQ(fb.pass, Pass::fwd_bwd);
+  for (const Result* r : {&b, &fb}) {
+    EXPECT_EQ(r->kernel, "cpu.fa2.bwd.32x32");
+    EXPECT_EQ(r->fwd_kernel, "cpu.fa2.32x32");
+    ASSERT_TRUE(r->grad_errors.has_value());
+    EXPECT_TRUE(r->grad_errors->passes());
+    EXPECT_EQ(r->grad_errors->rows_checked, p.seqlen_q);
+    EXPECT_EQ(r->grad_errors->cols_checked, p.seqlen_k);
+    // The O/LSE columns are the partner's check: the forward row's numbers.
+    EXPECT_EQ(r->errors->o_max_abs, f.errors->o_max_abs);
+    EXPECT_EQ(r->errors->lse_max_abs, f.errors->lse_max_abs);
+    EXPECT_EQ(r->peak_extra_bytes, bwd.workspace_bytes(p));  // the partner needs none
+  }
+  EXPECT_EQ(b.traffic_model.read_bytes, traffic_model_bwd(Family::fa2, p, bwd.tile)->read_bytes);
+  EXPECT_EQ(fb.traffic_model.read_bytes, b.traffic_model.read_bytes + f.traffic_model.read_bytes);
+  EXPECT_EQ(fb.traffic_model.write_bytes, b.traffic_model.write_bytes + f.traffic_model.write_bytes);
+  // One reference and one set of tolerances for the point: the two rows' gradient
+  // verdicts are the same numbers.
+  EXPECT_EQ(b.grad_errors->dq.max_abs, fb.grad_errors->dq.max_abs);
+  EXPECT_EQ(b.grad_errors->dk.tolerance, fb.grad_errors->dk.tolerance);
+  EXPECT_EQ(b.grad_errors->dv.rel_l2, fb.grad_errors->dv.rel_l2);
+}
+
+TEST(RunnerBackward, AFailingPartnerFailsTheRowUntimed) {
+  const KernelVariant bad_fwd = make_faulty_cpu_variant(CpuFault::causal_off_by_one, Tile{32, 32, 0, 0});
+  const KernelVariant bwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0}, Pass::bwd);
+  const std::vector<Result> rows = run_rows(small_problem(), {planned(bwd, Pass::fwd_bwd, bad_fwd)});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, Status::fail);
+  EXPECT_NE(rows[0].reason.find("forward partner cpu.fa2.32x32+causal_off_by_one failed"), std::string::npos)
+      << rows[0].reason;
+  EXPECT_FALSE(rows[0].timing.has_value());
+  EXPECT_FALSE(rows[0].grad_errors.has_value());  // the backward never ran
+  ASSERT_TRUE(rows[0].errors.has_value());
+  EXPECT_GT(rows[0].errors->o_max_abs, rows[0].tolerances->tolerance);
+}
+
+TEST(RunnerBackward, WrongOrUnwrittenGradientsFailUntimed) {
+  const KernelVariant fwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  const KernelVariant no_d = make_faulty_cpu_variant(CpuBwdFault::no_d_term, Tile{32, 32, 0, 0});
+  KernelVariant lazy = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0}, Pass::bwd);
+  lazy.name = "lazy";
+  lazy.run = [](const AttnParams&, RunContext&) {};
+  const std::vector<Result> rows =
+      run_rows(small_problem(), {planned(no_d, Pass::bwd, fwd), planned(lazy, Pass::bwd, fwd)});
+  ASSERT_EQ(rows.size(), 2u);
+  for (const Result& r : rows) {
+    EXPECT_EQ(r.status, Status::fail) << r.kernel;
+    EXPECT_FALSE(r.timing.has_value()) << r.kernel;
+    EXPECT_NE(r.reason.find("not timed"), std::string::npos) << r.reason;
+    ASSERT_TRUE(r.grad_errors.has_value()) << r.kernel;
+    EXPECT_FALSE(r.grad_errors->passes()) << r.kernel;
+  }
+  EXPECT_GT(rows[0].grad_errors->dq.max_abs, rows[0].grad_errors->dq.tolerance);
+  EXPECT_NE(rows[0].reason.find("dQ max abs error"), std::string::npos) << rows[0].reason;
+  // Left as poisoned: every element of the three tensors is NaN.
+  const AttnProblem p = small_problem();
+  EXPECT_EQ(rows[1].grad_errors->dq.nonfinite, int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim);
+  EXPECT_EQ(rows[1].grad_errors->dv.nonfinite, int64_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim);
+}
+
+TEST(RunnerBackward, ABackwardThatWritesItsInputsFails) {
+  const KernelVariant fwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  KernelVariant scribbler = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0}, Pass::bwd);
+  scribbler.name = "scribbler";
+  const auto clean = scribbler.run;
+  scribbler.run = [clean](const AttnParams& a, RunContext& ctx) {
+    clean(a, ctx);
+    a.lse[0] += 1.f;  // right gradients, but an input changed under the caller
+  };
+  const std::vector<Result> rows = run_rows(small_problem(), {planned(scribbler, Pass::bwd, fwd)});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, Status::fail);
+  EXPECT_NE(rows[0].reason.find("changed O or LSE"), std::string::npos) << rows[0].reason;
+  EXPECT_FALSE(rows[0].timing.has_value());
+}
+
+TEST(RunnerBackward, APartnerThatRefusesThePointMakesItUnsupported) {
+  KernelVariant fwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  fwd.refuse = [](const AttnProblem&) { return std::string("head_dim 16 not built"); };
+  const KernelVariant bwd = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0}, Pass::bwd);
+  const std::vector<Result> rows = run_rows(small_problem(), {planned(bwd, Pass::bwd, fwd)});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, Status::unsupported);
+  EXPECT_EQ(rows[0].reason, "forward partner cpu.fa2.32x32: head_dim 16 not built");
+}
+
+TEST(RunnerBackward, ValidateOnlyChecksGradientsWithoutTiming) {
+  const KernelVariant fwd = make_cpu_variant(Family::fa2, Tile{16, 16, 0, 0});
+  const KernelVariant bwd = make_cpu_variant(Family::fa2, Tile{16, 16, 0, 0}, Pass::bwd);
+  SweepConfig c = quick_config();
+  c.validate_only = true;
+  c.max_check_rows = 24;  // seqlen_q 40 and seqlen_k 72: rows and columns sampled
+  const std::vector<Result> rows = run_rows(small_problem(), {planned(bwd, Pass::bwd, fwd)}, c);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, Status::ok) << rows[0].reason;
+  EXPECT_FALSE(rows[0].timing.has_value());
+  ASSERT_TRUE(rows[0].grad_errors.has_value());
+  EXPECT_TRUE(rows[0].grad_errors->sampled);
+  EXPECT_TRUE(rows[0].errors->sampled);
+  EXPECT_LT(rows[0].grad_errors->rows_checked, 40);
+  EXPECT_LT(rows[0].grad_errors->cols_checked, 72);
+  EXPECT_EQ(rows[0].grad_errors->rows_checked, rows[0].errors->rows_checked);
 }
 
 }  // namespace

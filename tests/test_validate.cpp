@@ -5,6 +5,9 @@
 // the one back-end choice of the three programs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "check/grad_metrics.h"
 #include "check/inputs.h"
 #include "check/validate.h"
 #include "cli/common/backend.h"
@@ -79,6 +82,57 @@ TEST(Validate, CheckPointSamplesOnlyBeyondMaxCheckRows) {
   EXPECT_LT(sampled.ref.rows.size(), 300u);
   EXPECT_GT(sampled.tolerances.tolerance, 0);
   EXPECT_GT(sampled.tolerances.lse_tolerance, 0);
+}
+
+// A point with a backward: one float64 pass gives the forward reference on the
+// checked rows and the gradients on those rows and the checked columns.
+TEST(Validate, CheckPointWithGradientsSamplesRowsAndColumns) {
+  AttnProblem p = problem(300);
+  p.seqlen_k = 260;
+  HostInputs in = generate_inputs(p, Distribution::normal, 5);
+  in.dout = generate_dout(p, Distribution::normal, 5);
+  const PointCheck fwd_only = check_point(p, in, 100, 64, 5, 1);
+  const PointCheck both = check_point(p, in, 100, 64, 5, 1, 32);
+  EXPECT_FALSE(fwd_only.grads.has_value());
+  ASSERT_TRUE(both.grads.has_value());
+  EXPECT_EQ(both.ref.rows, fwd_only.ref.rows);  // the same sampled rows
+  EXPECT_EQ(both.grads->rows, both.ref.rows);
+  EXPECT_LT(both.grads->cols.size(), 260u);
+  for (int64_t c : {int64_t(0), int64_t(31), int64_t(32), int64_t(259)})
+    EXPECT_TRUE(std::binary_search(both.grads->cols.begin(), both.grads->cols.end(), c)) << c;
+  for (size_t i = 0; i < both.ref.o.size(); ++i) EXPECT_NEAR(both.ref.o[i], fwd_only.ref.o[i], 1e-12);
+  EXPECT_NEAR(both.tolerances.tolerance, fwd_only.tolerances.tolerance, 1e-12);
+  // Every row and column up to max_check_rows.
+  const PointCheck full = check_point(p, in, 300, 64, 5, 1, 0);
+  EXPECT_EQ(full.grads->rows.size(), 300u);
+  EXPECT_EQ(full.grads->cols.size(), 260u);
+}
+
+// The gradient tolerances follow the O a backward was given: once per distinct O.
+TEST(Validate, GradTolerancesAreThePointsWhicheverForwardGaveO) {
+  AttnProblem p = problem(64);
+  p.dtype = DType::bf16;
+  HostInputs in = generate_inputs(p, Distribution::normal, 3);
+  in.dout = generate_dout(p, Distribution::normal, 3);
+  HostOutputs fwd;
+  const SampledGrads ref = reference_backward(p, in, {}, {}, 1, &fwd);
+  std::vector<float> o = fwd.o;
+  round_to_dtype(o, p.dtype);
+  GradTolerances cache;
+  GradErrors a, b, want, other;
+  cache.set(a, p, in, o, ref, 1);
+  set_grad_tolerances(want, p, in, o, ref, 1);
+  EXPECT_EQ(a.dq.tolerance, want.dq.tolerance);
+  EXPECT_EQ(a.dk.tolerance, want.dk.tolerance);
+  EXPECT_EQ(a.dv.tolerance, want.dv.tolerance);
+  EXPECT_GT(a.dq.tolerance, 0.0);
+  // Another O (unrounded): the standard forms D from its own P and dP, so the
+  // rule gives the same numbers, cached or not.
+  cache.set(b, p, in, fwd.o, ref, 1);
+  set_grad_tolerances(other, p, in, fwd.o, ref, 1);
+  EXPECT_EQ(b.dq.tolerance, a.dq.tolerance);
+  EXPECT_EQ(other.dq.tolerance, want.dq.tolerance);
+  EXPECT_EQ(other.dk.tolerance, want.dk.tolerance);
 }
 
 TEST(PickExecutor, CpuOnRequestAndUnknownNamesAreUsageErrors) {

@@ -1,7 +1,8 @@
 // The CPU back end: standard attention, FlashAttention-1 (Algorithm 1) and
-// FlashAttention-2 loop orders in float32. They run any shape (causal
-// bottom-right, GQA, ragged blocks) and count the bytes they move between full
-// tensors and tiles into RunContext (docs/MEASUREMENT.md). Like the GPU kernels
+// FlashAttention-2 loop orders in float32, and FlashAttention-2's backward
+// (fa2_bwd.h). They run any shape (causal bottom-right, GQA, ragged blocks) and
+// count the bytes they move between full tensors and tiles into RunContext
+// (docs/MEASUREMENT.md). Like the GPU kernels
 // (common/gpu_entry.h) they present themselves as a plain table of entries,
 // which src/registry/cpu_kernels.cpp turns into registry variants.
 #pragma once
@@ -18,17 +19,18 @@ namespace fa {
 
 struct CpuKernelEntry {
   Family family;  // standard, fa1, fa2
+  Pass pass;      // fwd: O and LSE; bwd: dQ, dK, dV from O, LSE and dO
   bool tiled;     // runs at any block_m x block_n (fa1, fa2); false: takes no tile (standard)
   // Scratch bytes the run needs in params.workspace.
   int64_t (*workspace_bytes)(const AttnProblem&);
   // "" when the kernel can run the problem, else why not; null: every problem.
   std::string (*refuse)(const AttnProblem&);
-  // O and LSE into params (float32 buffers holding values already rounded to the
+  // The pass into params (float32 buffers holding values already rounded to the
   // problem's dtype; see cpu_common.h). Throws fa::KernelError.
   void (*run)(const AttnParams&, const Tile&, RunContext&);
 };
 
-// standard, fa1, fa2, in that order.
+// standard, fa1, fa2 forward, then fa2 backward.
 const std::vector<CpuKernelEntry>& cpu_kernel_entries();
 
 // The tiled entries' tile table: every block_m x block_n from kCpuBlockSizes is

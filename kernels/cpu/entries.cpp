@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cpu/cpu_kernels.h"
+#include "cpu/fa2_bwd.h"
 
 namespace fa {
 namespace {
@@ -25,9 +26,10 @@ int64_t no_workspace(const AttnProblem&) { return 0; }
 
 const std::vector<CpuKernelEntry>& cpu_kernel_entries() {
   static const std::vector<CpuKernelEntry> entries = {
-      {Family::standard, false, &cpu_standard_workspace_bytes, &refuse_standard, &cpu_standard_forward},
-      {Family::fa1, true, &cpu_fa1_workspace_bytes, nullptr, &cpu_fa1_forward},
-      {Family::fa2, true, &no_workspace, nullptr, &cpu_fa2_forward},
+      {Family::standard, Pass::fwd, false, &cpu_standard_workspace_bytes, &refuse_standard, &cpu_standard_forward},
+      {Family::fa1, Pass::fwd, true, &cpu_fa1_workspace_bytes, nullptr, &cpu_fa1_forward},
+      {Family::fa2, Pass::fwd, true, &no_workspace, nullptr, &cpu_fa2_forward},
+      {Family::fa2, Pass::bwd, true, &cpu_fa2_bwd_workspace_bytes, nullptr, &cpu_fa2_backward},
   };
   return entries;
 }

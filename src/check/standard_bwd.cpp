@@ -1,7 +1,8 @@
 // The standard backward in the dtype, organised like the float64 reference
-// (reference/attention_grad.cpp): per query head a rows pass over every row
-// (softmax statistics, D, dQ of the sampled rows) and a columns pass over the
-// sampled columns (dK, dV), both as float32 Eigen GEMMs on row or column chunks.
+// (reference/attention_grad.cpp): per query head a statistics pass over every
+// row (m, l and D; its own function), a rows pass over the sampled rows (dQ)
+// and a columns pass over the sampled columns (dK, dV), all as float32 Eigen
+// GEMMs on row or column chunks.
 #include "check/standard_bwd.h"
 
 #include <Eigen/Dense>
@@ -44,12 +45,13 @@ struct Problem {
   int threads;
 };
 
-// One query head: its views and, after the rows pass, every row's softmax
-// statistics (m, l; l = 0 marks a row that sees no key) and D.
+// One query head: its views and its rows' statistics (StandardStats: m, l, D).
 struct QueryHead {
   int b, h;
-  MapF q, dout, o;
-  std::vector<float> m, l, delta;
+  MapF q, dout;
+  const float* m;
+  const float* l;
+  const float* delta;
 };
 
 struct KvHead {
@@ -57,65 +59,77 @@ struct KvHead {
   MapF k, v;
 };
 
-void rows_pass(const Problem& pr, const KvHead& kv, QueryHead& qh, SampledGrads& g) {
-  const AttnProblem& p = pr.p;
-  const int64_t nq = p.seqlen_q, d = p.head_dim, n_rows = int64_t(pr.rows.size());
+// Every row's m, l and D of one query head: S^T = K Q_chunk^T and dP^T = V dO_chunk^T,
+// stored, per chunk of rows. D = rowsum(P o dP) over the stored P and dP, as a
+// framework's softmax backward forms it: it does not depend on O.
+void stats_pass(const AttnProblem& p, const KvHead& kv, const MapF& q, const MapF& dout, float* m,
+                float* l, float* delta, int threads) {
+  const int64_t nq = p.seqlen_q;
   const float scale = p.scale();
   const int64_t n_chunks = (nq + kRowsPerChunk - 1) / kRowsPerChunk;
-  parallel_for(n_chunks, pr.threads, [&](int64_t task, int) {
+  parallel_for(n_chunks, threads, [&](int64_t task, int) {
     const int64_t r0 = task * kRowsPerChunk, cn = std::min(kRowsPerChunk, nq - r0);
     const int64_t n_vis = p.keys_seen(r0 + cn - 1);
-    ColMatF et(n_vis, cn);  // S^T stored, then exp(S - m)^T
+    ColMatF st(n_vis, cn), dpt(n_vis, cn);
     if (n_vis > 0) {
-      et.noalias() = kv.k.topRows(n_vis) * qh.q.middleRows(r0, cn).transpose();
-      et *= scale;
-      store(et, p.dtype);
-    }
-    // dP^T for every row of the chunk, stored in the dtype: a framework's softmax
-    // backward forms D = rowsum(P o dP) from the stored P and dP.
-    ColMatF dpt(n_vis, cn);
-    if (n_vis > 0) {
-      dpt.noalias() = kv.v.topRows(n_vis) * qh.dout.middleRows(r0, cn).transpose();
+      st.noalias() = kv.k.topRows(n_vis) * q.middleRows(r0, cn).transpose();
+      st *= scale;
+      store(st, p.dtype);
+      dpt.noalias() = kv.v.topRows(n_vis) * dout.middleRows(r0, cn).transpose();
       store(dpt, p.dtype);
     }
     for (int64_t c = 0; c < cn; ++c) {
       const int64_t r = r0 + c, seen = p.keys_seen(r);
-      auto col = et.col(c);
-      col.tail(n_vis - seen).setZero();
       if (seen == 0) {
-        qh.m[r] = 0.f, qh.l[r] = 0.f, qh.delta[r] = 0.f;
+        m[r] = 0.f, l[r] = 0.f, delta[r] = 0.f;
         continue;
       }
-      qh.m[r] = col.head(seen).maxCoeff();
-      col.head(seen) = (col.head(seen).array() - qh.m[r]).exp();
-      qh.l[r] = col.head(seen).sum();
-      Eigen::VectorXf pr = col.head(seen) / qh.l[r];
+      auto col = st.col(c).head(seen);
+      m[r] = col.maxCoeff();
+      l[r] = (col.array() - m[r]).exp().sum();
+      Eigen::VectorXf pr = (col.array() - m[r]).exp() / l[r];
       store(pr, p.dtype);
-      qh.delta[r] = pr.dot(dpt.col(c).head(seen));
+      delta[r] = pr.dot(dpt.col(c).head(seen));
     }
+  });
+}
 
-    const auto lo = std::lower_bound(pr.rows.begin(), pr.rows.end(), r0);
-    const auto hi = std::lower_bound(lo, pr.rows.end(), r0 + cn);
-    const int64_t ns = hi - lo;
-    if (ns == 0 || n_vis == 0) return;  // a row that sees no key: dQ = 0
-    ColMatF pt(n_vis, ns);
+// dQ of the sampled rows, in chunks of consecutive entries of `rows`: their S
+// recomputed (the same stored values the statistics came from), P from m and l.
+void rows_pass(const Problem& pr, const KvHead& kv, const QueryHead& qh, SampledGrads& g) {
+  const AttnProblem& p = pr.p;
+  const int64_t d = p.head_dim, n_rows = int64_t(pr.rows.size());
+  const float scale = p.scale();
+  const int64_t n_chunks = (n_rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  parallel_for(n_chunks, pr.threads, [&](int64_t task, int) {
+    const int64_t s0 = task * kRowsPerChunk, ns = std::min(kRowsPerChunk, n_rows - s0);
+    const int64_t* rows = pr.rows.data() + s0;
+    const int64_t n_vis = p.keys_seen(rows[ns - 1]);  // rows ascend: the last sees the most
+    if (n_vis == 0) return;  // a row that sees no key: dQ = 0
+    const MatF qs = ref::gather_rows<MatF>(qh.q, rows, ns);
+    ColMatF pt = kv.k.topRows(n_vis) * qs.transpose();  // S^T stored, then P^T
+    pt *= scale;
+    store(pt, p.dtype);
+    MatF dos(ns, d);
     RowVecF delta(ns);
     for (int64_t s = 0; s < ns; ++s) {
-      const int64_t r = lo[s];
-      pt.col(s) = qh.l[r] > 0.f ? (et.col(r - r0) / qh.l[r]).eval() : et.col(r - r0).eval();
+      const int64_t r = rows[s], seen = p.keys_seen(r);
+      auto col = pt.col(s);
+      if (seen > 0) col.head(seen) = (col.head(seen).array() - qh.m[r]).exp() / qh.l[r];
+      col.tail(n_vis - seen).setZero();
+      dos.row(s) = qh.dout.row(r);
       delta(s) = qh.delta[r];
     }
     store(pt, p.dtype);                                       // P
-    ColMatF dst(n_vis, ns);                                   // dP^T, stored above
-    for (int64_t s = 0; s < ns; ++s) dst.col(s) = dpt.col(lo[s] - r0);
+    ColMatF dst = kv.v.topRows(n_vis) * dos.transpose();      // dP^T
+    store(dst, p.dtype);
     dst = pt.array() * (dst.array().rowwise() - delta.array());  // dS^T
     store(dst, p.dtype);
     ColMatF dqt = kv.k.topRows(n_vis).transpose() * dst;
     dqt *= scale;
     store(dqt, p.dtype);  // dQ
-    const int64_t first = lo - pr.rows.begin();
     for (int64_t s = 0; s < ns; ++s) {
-      double* dq = g.dq.data() + ((int64_t(qh.b) * n_rows + first + s) * p.heads + qh.h) * d;
+      double* dq = g.dq.data() + ((int64_t(qh.b) * n_rows + s0 + s) * p.heads + qh.h) * d;
       for (int64_t e = 0; e < d; ++e) dq[e] = dqt(e, s);
     }
   });
@@ -156,7 +170,7 @@ void cols_pass(const Problem& pr, const KvHead& kv, const QueryHead& qh, std::ve
       ColMatF dsm = vc * dout.transpose();  // dP, then dS
       store(dsm, p.dtype);
       dv.noalias() += pm * dout;
-      const Eigen::Map<const RowVecF> delta(qh.delta.data() + r0, rn);
+      const Eigen::Map<const RowVecF> delta(qh.delta + r0, rn);
       dsm = pm.array() * (dsm.array().rowwise() - delta.array());
       store(dsm, p.dtype);
       dk.noalias() += dsm * q;
@@ -174,10 +188,31 @@ void cols_pass(const Problem& pr, const KvHead& kv, const QueryHead& qh, std::ve
 
 }  // namespace
 
+StandardStats standard_softmax_stats(const AttnProblem& p, const HostInputs& in, int threads) {
+  const int64_t nq = p.seqlen_q, nk = p.seqlen_k;
+  const int d = p.head_dim;
+  StandardStats st;
+  st.m.assign(size_t(p.batch) * p.heads * nq, 0.f);
+  st.l.assign(st.m.size(), 0.f);
+  st.delta.assign(st.m.size(), 0.f);
+  const int group = p.heads / p.heads_kv;
+  for (int b = 0; b < p.batch; ++b)
+    for (int hk = 0; hk < p.heads_kv; ++hk) {
+      const KvHead kv{b, hk, head_view(in.k, nk, p.heads_kv, d, b, hk), head_view(in.v, nk, p.heads_kv, d, b, hk)};
+      for (int h = hk * group; h < (hk + 1) * group; ++h) {
+        const size_t at = (size_t(b) * p.heads + h) * nq;
+        stats_pass(p, kv, head_view(in.q, nq, p.heads, d, b, h), head_view(in.dout, nq, p.heads, d, b, h),
+                   st.m.data() + at, st.l.data() + at, st.delta.data() + at, threads);
+      }
+    }
+  return st;
+}
+
 SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInputs& in,
                                             const std::vector<float>& o,
                                             const std::vector<int64_t>& rows,
-                                            const std::vector<int64_t>& cols, int threads) {
+                                            const std::vector<int64_t>& cols, int threads,
+                                            const StandardStats* stats) {
   const size_t q_elems = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
   const size_t kv_elems = size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
   if (in.q.size() != q_elems || in.dout.size() != q_elems || o.size() != q_elems ||
@@ -187,6 +222,13 @@ SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInpu
         in.q.size(), in.dout.size(), o.size(), in.k.size(), in.v.size(), p.describe()));
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k;
   const int d = p.head_dim;
+  StandardStats own;
+  if (!stats) own = standard_softmax_stats(p, in, threads);
+  const StandardStats& st = stats ? *stats : own;
+  if (st.m.size() != size_t(p.batch) * p.heads * nq || st.l.size() != st.m.size() ||
+      st.delta.size() != st.m.size())
+    throw KernelError(fmt::format("standard_backward_in_precision: statistics of {} rows given for {}",
+                                  st.m.size(), p.describe()));
   const Problem pr{p, rows, cols, threads};
   SampledGrads g;
   g.rows = rows;
@@ -202,14 +244,14 @@ SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInpu
                       head_view(in.v, nk, p.heads_kv, d, b, hk)};
       std::vector<float> gk(cols.size() * d, 0.f), gv(cols.size() * d, 0.f);
       for (int h = hk * group; h < (hk + 1) * group; ++h) {
-        QueryHead qh{b,
-                     h,
-                     head_view(in.q, nq, p.heads, d, b, h),
-                     head_view(in.dout, nq, p.heads, d, b, h),
-                     head_view(o, nq, p.heads, d, b, h),
-                     std::vector<float>(nq),
-                     std::vector<float>(nq),
-                     std::vector<float>(nq)};
+        const size_t at = (size_t(b) * p.heads + h) * nq;
+        const QueryHead qh{b,
+                           h,
+                           head_view(in.q, nq, p.heads, d, b, h),
+                           head_view(in.dout, nq, p.heads, d, b, h),
+                           st.m.data() + at,
+                           st.l.data() + at,
+                           st.delta.data() + at};
         rows_pass(pr, kv, qh, g);
         cols_pass(pr, kv, qh, gk, gv);
       }

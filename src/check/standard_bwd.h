@@ -24,14 +24,26 @@
 
 namespace fa {
 
+// Every row's softmax statistics over the stored S and its D over the stored P
+// and dP: what a column's gradient needs of all rows. Two float32
+// seqlen_q x seqlen_k x d GEMMs per head: the bulk of the cost on long
+// sequences, so a caller judging several backwards of a point computes it once.
+struct StandardStats {
+  // [batch, heads, seqlen_q]: row max and sum of exp(S - m) (l = 0: sees no key), and
+  // D = rowsum(P o dP) over the stored P and dP
+  std::vector<float> m, l, delta;
+};
+StandardStats standard_softmax_stats(const AttnProblem&, const HostInputs&, int threads = 0);
+
 // dQ on `rows`, dK and dV on `cols` (sorted, unique, in range: a reference's
-// sets), as doubles in SampledGrads' layout. Needs in.q, k, v, dout and `o`,
-// the forward output the kernel under test is given ([batch, seqlen_q, heads,
-// head_dim], dtype values). Every row's softmax statistics are computed (a
-// column needs them all): one float32 seqlen_q x seqlen_k x d GEMM per head.
+// sets), as doubles in SampledGrads' layout. Needs in.q, k, v, dout and the
+// statistics (computed here when null); `o`, the forward output the kernel under
+// test is given, has only its size checked (D comes from P and dP).
+// Beyond them it costs rows * seqlen_k * d + cols * seqlen_q * d per head.
 SampledGrads standard_backward_in_precision(const AttnProblem&, const HostInputs&,
                                             const std::vector<float>& o,
                                             const std::vector<int64_t>& rows,
-                                            const std::vector<int64_t>& cols, int threads = 0);
+                                            const std::vector<int64_t>& cols, int threads = 0,
+                                            const StandardStats* stats = nullptr);
 
 }  // namespace fa

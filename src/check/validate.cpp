@@ -1,44 +1,139 @@
 #include "check/validate.h"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
+#include "check/grad_metrics.h"
 #include "check/metrics.h"
 #include "check/sampling.h"
 
 namespace fa {
 
-PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t max_check_rows, int block_m,
-                       uint64_t seed, int threads) {
-  std::vector<int64_t> rows;  // empty: every row
-  if (p.seqlen_q > max_check_rows) rows = sample_rows(p, max_check_rows, block_m > 0 ? block_m : 128, seed);
-  PointCheck c;
-  c.ref = reference_forward(p, inputs, rows, threads);
-  c.tolerances = tolerances_for(p, inputs, c.ref);
-  return c;
+namespace {
+
+constexpr int kDefaultSampleBlock = 128;
+
+std::string forward_why(const ErrorMetrics& m, const Tolerances& t, uint64_t seed) {
+  return fmt::format("O max abs error {:.3g} vs tolerance {:.3g}, LSE max abs error {:.3g} vs {:.3g}, {} "
+                     "non-finite values (seed {})",
+                     m.o_max_abs, t.tolerance, m.lse_max_abs, t.lse_tolerance, m.nonfinite, seed);
 }
 
-Validation validate_variant(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
-                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs) {
-  Validation val;
+std::string grad_why(const GradErrors& g, uint64_t seed) {
+  return fmt::format("dQ max abs error {:.3g} vs tolerance {:.3g}, dK {:.3g} vs {:.3g}, dV {:.3g} vs {:.3g}, {} "
+                     "non-finite values (seed {})",
+                     g.dq.max_abs, g.dq.tolerance, g.dk.max_abs, g.dk.tolerance, g.dv.max_abs, g.dv.tolerance,
+                     g.dq.nonfinite + g.dk.nonfinite + g.dv.nonfinite, seed);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
+  return v.workspace_bytes ? v.workspace_bytes(p) : 0;
+}
+
+void run_on(const KernelVariant& v, Executor& ex, RunContext& counted) {
   const AttnParams params = ex.params();
-  ex.poison_outputs();
   ex.run_once([&](RunContext& ctx) {
     v.run(params, ctx);
-    val.counted = ctx;
+    counted = ctx;
   });
+}
+
+// Poison O and LSE, run v once, fetch (to `outputs` too), compare.
+Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
+                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs) {
+  Validation val;
+  ex.poison_outputs();
+  run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
   const HostOutputs out = ex.fetch_outputs();
   if (outputs) outputs(out);
   val.errors = compare_outputs(p, out, check.ref);
   val.passed = passes(val.errors, check.tolerances);
-  if (!val.passed) {
-    const ErrorMetrics& m = val.errors;
-    val.why = fmt::format("O max abs error {:.3g} vs tolerance {:.3g}, LSE max abs error {:.3g} vs {:.3g}, {} "
-                          "non-finite values (seed {})",
-                          m.o_max_abs, check.tolerances.tolerance, m.lse_max_abs, check.tolerances.lse_tolerance,
-                          m.nonfinite, seed);
-  }
+  if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
   return val;
+}
+
+// The partner as a forward, then the backward on the O and LSE it left.
+Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
+                             uint64_t seed, const BackwardCheck& bwd) {
+  if (!bwd.partner || !bwd.inputs || !bwd.tolerances || !check.grads)
+    throw std::logic_error("validate_variant: a backward needs its partner, the inputs, the point's gradient "
+                           "tolerances and reference gradients");
+  const KernelVariant& f = *bwd.partner;
+  ex.reserve_workspace(workspace_of(f, p));
+  HostOutputs given;
+  const Validation fwd = validate_forward(f, p, ex, check, seed, [&](const HostOutputs& o) { given = o; });
+  Validation val;
+  val.errors = fwd.errors;
+  val.partner_counted = fwd.counted;
+  val.partner_peak_extra_bytes = fwd.peak_extra_bytes;
+  if (!fwd.passed) {
+    val.why = fmt::format("forward partner {} failed: {}", f.name, fwd.why);
+    return val;
+  }
+
+  ex.reserve_workspace(workspace_of(v, p));
+  ex.poison_grads();
+  run_on(v, ex, val.counted);
+  val.peak_extra_bytes = ex.peak_extra_bytes();
+  GradErrors g = compare_grads(p, ex.fetch_grads(), *check.grads);
+  bwd.tolerances->set(g, p, *bwd.inputs, given.o, *check.grads, bwd.threads);
+  val.grad_errors = g;
+  val.errors.sampled = g.sampled;
+  const HostOutputs after = ex.fetch_outputs();
+  if (!same_bits(after.o, given.o) || !same_bits(after.lse, given.lse)) {
+    val.why = fmt::format("it changed O or LSE, its inputs (seed {})", seed);
+    return val;
+  }
+  val.passed = g.passes();
+  if (!val.passed) val.why = grad_why(g, seed);
+  return val;
+}
+
+}  // namespace
+
+PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t max_check_rows, int block_m,
+                       uint64_t seed, int threads, std::optional<int> grad_block_n) {
+  std::vector<int64_t> rows;  // empty: every row
+  if (p.seqlen_q > max_check_rows)
+    rows = sample_rows(p, max_check_rows, block_m > 0 ? block_m : kDefaultSampleBlock, seed);
+  PointCheck c;
+  if (grad_block_n) {
+    std::vector<int64_t> cols;  // empty: every column
+    if (p.seqlen_k > max_check_rows)
+      cols = sample_cols(p, max_check_rows, *grad_block_n > 0 ? *grad_block_n : kDefaultSampleBlock, seed);
+    c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+  } else {
+    c.ref = reference_forward(p, inputs, rows, threads);
+  }
+  c.tolerances = tolerances_for(p, inputs, c.ref);
+  return c;
+}
+
+void GradTolerances::set(GradErrors& g, const AttnProblem& p, const HostInputs& in, const std::vector<float>& o,
+                         const SampledGrads& ref, int threads) {
+  if (!computed_) {
+    computed_.emplace();
+    set_grad_tolerances(*computed_, p, in, o, ref, threads);
+  }
+  g.dq.tolerance = computed_->dq.tolerance;
+  g.dk.tolerance = computed_->dk.tolerance;
+  g.dv.tolerance = computed_->dv.tolerance;
+}
+
+Validation validate_variant(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
+                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs,
+                            const BackwardCheck* bwd) {
+  if (v.pass == Pass::bwd) {
+    if (!bwd) throw std::logic_error("validate_variant: " + v.name + " is a backward: it needs a BackwardCheck");
+    return validate_backward(v, p, ex, check, seed, *bwd);
+  }
+  return validate_forward(v, p, ex, check, seed, outputs);
 }
 
 }  // namespace fa

@@ -1,17 +1,24 @@
 // How a kernel is judged, in one place for the sweep runner (and so fa-check)
 // and fa-gbench: the reference and tolerances of a point, then per kernel
 // poison -> run once -> fetch -> compare -> verdict. A kernel is timed only after
-// it passes here, on the same inputs.
+// it passes here, on the same inputs. A backward kernel is judged after its
+// forward partner: the partner's O and LSE as a forward is, then dQ, dK, dV.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "check/standard_bwd.h"
+#include "core/grad_errors.h"
 #include "core/result.h"
 #include "core/run_context.h"
 #include "core/tensors.h"
 #include "core/tolerances.h"
 #include "measure/executor.h"
+#include "reference/attention_grad.h"
 #include "reference/reference.h"
 #include "registry/kernel.h"
 
@@ -19,28 +26,62 @@ namespace fa {
 
 // What every kernel of one point is judged against.
 struct PointCheck {
-  ReferenceOutputs ref;
+  ReferenceOutputs ref;  // O and LSE on the checked rows
   Tolerances tolerances;
+  // A point with a backward row: dQ on ref.rows, dK and dV on the checked columns.
+  std::optional<SampledGrads> grads;
 };
 
 // The reference on every query row up to max_check_rows of seqlen_q, beyond that on
 // a seeded sample that holds the boundary rows of block_m-sized blocks (128 when
-// block_m is 0), and the point's tolerances.
+// block_m is 0), and the point's tolerances. With grad_block_n (the inputs carry
+// dO), also the reference gradients, dK and dV on every key column up to
+// max_check_rows of seqlen_k, beyond that on a seeded sample around block_n-sized
+// blocks (128 when 0): one float64 pass gives the forward and the gradients.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
-                       uint64_t seed, int threads);
+                       uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt);
+
+// A point's gradient tolerances, computed once and shared by every backward row of
+// the point: the standard they derive from forms D from its own stored P and dP,
+// so they do not depend on which forward partner produced O (docs/MEASUREMENT.md).
+class GradTolerances {
+ public:
+  void set(GradErrors&, const AttnProblem&, const HostInputs&, const std::vector<float>& o,
+           const SampledGrads& ref, int threads);
+
+ private:
+  std::optional<GradErrors> computed_;
+};
+
+// What judging a backward variant needs beyond what a forward's does.
+struct BackwardCheck {
+  const KernelVariant* partner = nullptr;  // the forward that gives it O and LSE
+  const HostInputs* inputs = nullptr;      // the point's inputs, dO included
+  GradTolerances* tolerances = nullptr;    // the point's
+  int threads = 0;
+};
 
 struct Validation {
-  ErrorMetrics errors;
+  ErrorMetrics errors;  // O and LSE; for a backward, its forward partner's
+  std::optional<GradErrors> grad_errors;  // a backward's dQ, dK, dV (when its partner passed)
   bool passed = false;
   std::string why;              // when !passed: the errors against the tolerances, and the seed
   RunContext counted;           // what the run reported (the CPU kernels' byte counts)
   int64_t peak_extra_bytes = -1;
+  // A backward: its forward partner's run.
+  RunContext partner_counted;
+  int64_t partner_peak_extra_bytes = -1;
 };
 
-// Runs v once on the tensors `ex` holds for p (its workspace already reserved),
-// with O and LSE poisoned first so unwritten elements show; `outputs`, when set,
-// sees what was fetched. Throws what the run throws (KernelError, OutOfMemory).
+// Runs v once on the tensors `ex` holds for p, with its outputs poisoned first
+// so unwritten elements show; `outputs`, when set, sees what a forward fetched.
+// A forward's workspace is already reserved. A backward (`bwd` required) runs
+// its partner on poisoned O and LSE (reserving each one's workspace), fails as
+// "forward partner X failed" if that fails the forward rule, then runs on
+// poisoned dQ, dK, dV; it fails if it changed O or LSE (its inputs) or
+// breaks the gradient rule. Throws what a run throws (KernelError, OutOfMemory).
 Validation validate_variant(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
-                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs = {});
+                            uint64_t seed, const std::function<void(const HostOutputs&)>& outputs = {},
+                            const BackwardCheck* bwd = nullptr);
 
 }  // namespace fa

@@ -72,6 +72,12 @@ void judge_timing(PairReport& p, const CompareOptions& o) {
                                      b.timing->median_ms, c.timing->median_ms, p.noise * 100));
 }
 
+// The kernel, and the pass where it is not the forward (a bwd and a fwd+bwd
+// row share their kernel).
+std::string row_label(const Result& r) {
+  return r.pass == Pass::fwd ? r.kernel : fmt::format("{} ({})", r.kernel, to_string(r.pass));
+}
+
 void judge_correctness(PairReport& p, const CompareOptions& o) {
   const Result& b = *p.baseline;
   const Result& c = *p.current;
@@ -109,7 +115,7 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
   for (const Result& b : baseline) {
     PairReport p;
     p.key = b.key();
-    p.kernel = b.kernel;
+    p.kernel = row_label(b);
     p.shape = b.problem.describe();
     p.baseline = &b;
     auto it = cur.find(p.key);
@@ -136,7 +142,7 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     if (seen.count(c.key())) continue;
     PairReport p;
     p.key = c.key();
-    p.kernel = c.kernel;
+    p.kernel = row_label(c);
     p.shape = c.problem.describe();
     p.current = &c;
     ++rep.added;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "core/grad_errors.h"
 #include "core/timing.h"
 #include "core/tolerances.h"
 #include "core/traffic.h"
@@ -29,6 +30,10 @@ struct Result {
   std::string kernel;  // variant name
   Family family = Family::fa2;
   Backend backend = Backend::cpu;
+  Pass pass = Pass::fwd;  // what was validated and timed
+  // bwd and fwd+bwd rows: the forward kernel that gave the backward its O and
+  // LSE (run untimed for bwd, timed with it for fwd+bwd); "" for fwd rows.
+  std::string fwd_kernel;
   Tile tile;
   Status status = Status::ok;
   std::string reason;  // why, when status != ok
@@ -42,13 +47,21 @@ struct Result {
   std::string traffic_measured_source;      // "cupti", "cpu-count", "" when absent
   std::optional<double> l2_hit_rate;        // percent, from the counters pass (cupti only)
   int64_t peak_extra_bytes = -1;
+  // O and LSE against the reference; for bwd and fwd+bwd rows, fwd_kernel's.
   std::optional<ErrorMetrics> errors;
   std::optional<Tolerances> tolerances;  // what `errors` were held to (set with them)
+  // bwd and fwd+bwd rows: dQ, dK, dV with their tolerances (rows_checked and
+  // sampled as in `errors`: the same rows).
+  std::optional<GradErrors> grad_errors;
   int clock_before_mhz = -1, clock_after_mhz = -1;
   uint64_t seed = 0;
 
-  // Identity for pairing (compare) and resuming: kernel + problem.
+  // Identity for pairing (compare) and resuming: kernel + problem + pass.
   std::string key() const;
 };
+
+// Files write the rows checked and `sampled` once, in `errors`; a reader calls
+// this to give grad_errors the same (the gradients are checked on those rows).
+void share_checked_rows(Result&);
 
 }  // namespace fa

@@ -12,6 +12,10 @@ struct TimingOptions {
   double max_seconds = 2.0;    // per point x kernel, after warm-up
   double target_noise = 0.01;  // stop once the relative noise is below this
   bool flush_l2 = true;        // cuda: write >= L2 size before every sample
+  // cuda: how long the stream is held before each sample's start event, so the
+  // host's launch work lands under the hold, not between the events. Not a
+  // config key: the runner sets it per pass (a backward enqueues more launches).
+  int hold_us = 100;
 };
 
 struct TimingSummary {

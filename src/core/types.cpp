@@ -55,6 +55,14 @@ std::optional<Pass> parse_pass(std::string_view s) {
   return std::nullopt;
 }
 int dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+double flops_factor(Pass p) {
+  switch (p) {
+    case Pass::fwd: return 1.0;
+    case Pass::bwd: return 2.5;
+    case Pass::fwd_bwd: return 3.5;
+  }
+  return 1.0;
+}
 
 float AttnProblem::scale() const {
   return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));

@@ -26,6 +26,9 @@ std::optional<Family> parse_family(std::string_view);
 std::optional<Backend> parse_backend(std::string_view);
 std::optional<Pass> parse_pass(std::string_view);
 int dtype_bytes(DType);
+// A pass's FLOPs over the forward's, by the FlashAttention convention: the
+// backward's five matmuls against the forward's two make it 2.5, fwd+bwd 3.5.
+double flops_factor(Pass);
 
 // One point of a sweep.
 struct AttnProblem {

@@ -62,8 +62,10 @@ class CpuExecutor final : public Executor {
     problem_ = p;
     const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
     const int64_t lse_elems = int64_t(p.batch) * p.heads * p.seqlen_q;
+    // The backward's dO, dQ (like Q) and dK, dV (like K, V).
+    const int64_t grad_elems = in.dout.empty() ? 0 : int64_t(in.dout.size() + in.q.size() + 2 * in.k.size());
     const int64_t bytes =
-        int64_t(in.q.size() + in.k.size() + in.v.size() + o_elems + lse_elems) * 4;
+        int64_t(in.q.size() + in.k.size() + in.v.size() + o_elems + lse_elems + grad_elems) * 4;
     charge(bytes, "inputs and outputs of " + p.describe());
     try {
       q_ = in.q;
@@ -71,6 +73,12 @@ class CpuExecutor final : public Executor {
       v_ = in.v;
       o_.assign(size_t(o_elems), 0.f);
       lse_.assign(size_t(lse_elems), 0.f);
+      if (!in.dout.empty()) {
+        dout_ = in.dout;
+        dq_.assign(in.q.size(), 0.f);
+        dk_.assign(in.k.size(), 0.f);
+        dv_.assign(in.v.size(), 0.f);
+      }
     } catch (const std::bad_alloc&) {
       release();
       throw OutOfMemory(fmt::format("host allocation of {} bytes failed for {}", bytes,
@@ -88,6 +96,12 @@ class CpuExecutor final : public Executor {
     a.lse = const_cast<float*>(lse_.data());
     a.workspace = workspace_bytes_ > 0 ? const_cast<std::byte*>(workspace_.data()) : nullptr;
     a.workspace_bytes = workspace_bytes_;
+    if (!dout_.empty()) {
+      a.dout = dout_.data();
+      a.dq = const_cast<float*>(dq_.data());
+      a.dk = const_cast<float*>(dk_.data());
+      a.dv = const_cast<float*>(dv_.data());
+    }
     return a;
   }
 
@@ -119,6 +133,12 @@ class CpuExecutor final : public Executor {
 
   HostOutputs fetch_outputs() override { return HostOutputs{o_, lse_}; }
 
+  void poison_grads() override {
+    for (auto* g : {&dq_, &dk_, &dv_}) std::fill(g->begin(), g->end(), std::numeric_limits<float>::quiet_NaN());
+  }
+
+  HostGrads fetch_grads() override { return HostGrads{dq_, dk_, dv_}; }
+
   TimingSummary time(const std::function<void(RunContext&)>& launch,
                      const TimingOptions& opt) override {
     using clock = std::chrono::steady_clock;
@@ -144,6 +164,10 @@ class CpuExecutor final : public Executor {
     v_ = {};
     o_ = {};
     lse_ = {};
+    dout_ = {};
+    dq_ = {};
+    dk_ = {};
+    dv_ = {};
     workspace_ = {};
     workspace_bytes_ = 0;
     requested_ = 0;
@@ -187,6 +211,7 @@ class CpuExecutor final : public Executor {
   int64_t limit_;
   AttnProblem problem_;
   std::vector<float> q_, k_, v_, o_, lse_;
+  std::vector<float> dout_, dq_, dk_, dv_;  // empty unless the inputs carried dO
   std::vector<std::byte> workspace_;
   int64_t workspace_bytes_ = 0;
   int64_t requested_ = 0;

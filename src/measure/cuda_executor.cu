@@ -130,8 +130,6 @@ __global__ void hold_stream(long long cycles) {
   }
 }
 
-// How long the stream is held before each sample.
-constexpr int kHoldMicroseconds = 100;
 
 class CudaExecutor final : public Executor {
  public:
@@ -193,15 +191,24 @@ class CudaExecutor final : public Executor {
       v_.reset(device_alloc(int64_t(in.v.size()) * 2, "V of " + what));
       o_.reset(device_alloc(o_elems * 2, "O of " + what));
       lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
+      if (!in.dout.empty()) {  // the backward's tensors, in the dtype like Q, K, V
+        dout_.reset(device_alloc(int64_t(in.dout.size()) * 2, "dO of " + what));
+        dq_.reset(device_alloc(int64_t(in.q.size()) * 2, "dQ of " + what));
+        dk_.reset(device_alloc(int64_t(in.k.size()) * 2, "dK of " + what));
+        dv_.reset(device_alloc(int64_t(in.v.size()) * 2, "dV of " + what));
+      }
     } catch (const OutOfMemory&) {
       release();  // give back what the point got before it failed
       throw;
     }
     o_elems_ = o_elems;
     lse_elems_ = lse_elems;
+    q_elems_ = int64_t(in.q.size());
+    kv_elems_ = int64_t(in.k.size());
     upload(q_.get(), in.q);
     upload(k_.get(), in.k);
     upload(v_.get(), in.v);
+    if (dout_) upload(dout_.get(), in.dout);
   }
 
   AttnParams params() const override {
@@ -214,6 +221,10 @@ class CudaExecutor final : public Executor {
     a.num_sms = prop_.multiProcessorCount;
     a.workspace = workspace_.get();
     a.workspace_bytes = workspace_bytes_;
+    a.dout = dout_.get();
+    a.dq = dq_.get();
+    a.dk = dk_.get();
+    a.dv = dv_.get();
     return a;
   }
 
@@ -246,13 +257,28 @@ class CudaExecutor final : public Executor {
   }
 
   HostOutputs fetch_outputs() override {
-    std::vector<uint16_t> o(static_cast<size_t>(o_elems_));
     HostOutputs out;
     out.lse.resize(size_t(lse_elems_));
-    FA_CHECK(cudaMemcpy(o.data(), o_.get(), o.size() * 2, cudaMemcpyDeviceToHost));
     FA_CHECK(cudaMemcpy(out.lse.data(), lse_.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
-    out.o = from_16bit(o, problem_.dtype);
+    out.o = download_16bit(o_.get(), o_elems_);
     return out;
+  }
+
+  void poison_grads() override {
+    if (!dq_) throw KernelError("poison_grads: the point was prepared without dO (no backward tensors)");
+    FA_CHECK(cudaMemsetAsync(dq_.get(), 0xff, size_t(q_elems_) * 2, stream_));
+    FA_CHECK(cudaMemsetAsync(dk_.get(), 0xff, size_t(kv_elems_) * 2, stream_));
+    FA_CHECK(cudaMemsetAsync(dv_.get(), 0xff, size_t(kv_elems_) * 2, stream_));
+    FA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  HostGrads fetch_grads() override {
+    if (!dq_) throw KernelError("fetch_grads: the point was prepared without dO (no backward tensors)");
+    HostGrads g;
+    g.dq = download_16bit(dq_.get(), q_elems_);
+    g.dk = download_16bit(dk_.get(), kv_elems_);
+    g.dv = download_16bit(dv_.get(), kv_elems_);
+    return g;
   }
 
   TimingSummary time(const std::function<void(RunContext&)>& launch,
@@ -262,7 +288,7 @@ class CudaExecutor final : public Executor {
     const int64_t flush_bytes = opt.flush_l2 ? ensure_flush_buffer() : 0;
     int clock_khz = 0;
     FA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_));
-    const long long hold_cycles = (long long)(clock_khz * 1e-3 * kHoldMicroseconds);
+    const long long hold_cycles = (long long)(clock_khz * 1e-3 * opt.hold_us);
     std::vector<double> samples;
     using clock = std::chrono::steady_clock;
     const auto t_begin = clock::now();
@@ -284,7 +310,7 @@ class CudaExecutor final : public Executor {
         flush_bytes > 0 ? cat("L2 flushed (memset of ", flush_bytes >> 20, " MiB before each sample)")
                         : std::string(opt.flush_l2 ? "no L2 flush (flush buffer allocation failed)" : "no L2 flush");
     const std::string method =
-        cat("cuda-events, ", flush, ", launch hidden behind a ", kHoldMicroseconds, " us stream hold");
+        cat("cuda-events, ", flush, ", launch hidden behind a ", opt.hold_us, " us stream hold");
     return summarize(std::move(samples), method);
   }
 
@@ -316,15 +342,25 @@ class CudaExecutor final : public Executor {
     v_.reset();
     o_.reset();
     lse_.reset();
+    dout_.reset();
+    dq_.reset();
+    dk_.reset();
+    dv_.reset();
     workspace_.reset();
     workspace_bytes_ = requested_ = 0;
-    o_elems_ = lse_elems_ = 0;
+    o_elems_ = lse_elems_ = q_elems_ = kv_elems_ = 0;
   }
 
  private:
   void upload(void* dst, const std::vector<float>& src) {
     const auto bits = to_16bit(src, problem_.dtype);
     FA_CHECK(cudaMemcpy(dst, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
+  }
+
+  std::vector<float> download_16bit(const void* src, int64_t elems) {
+    std::vector<uint16_t> bits(static_cast<size_t>(elems));
+    FA_CHECK(cudaMemcpy(bits.data(), src, bits.size() * 2, cudaMemcpyDeviceToHost));
+    return from_16bit(bits, problem_.dtype);
   }
 
   // Runs the launch on our stream; a launch-time error left in the runtime (one a
@@ -395,7 +431,8 @@ class CudaExecutor final : public Executor {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   AttnProblem problem_;
   DeviceBuffer q_, k_, v_, o_, lse_, workspace_, flush_;
-  int64_t o_elems_ = 0, lse_elems_ = 0;
+  DeviceBuffer dout_, dq_, dk_, dv_;  // null unless the inputs carried dO
+  int64_t o_elems_ = 0, lse_elems_ = 0, q_elems_ = 0, kv_elems_ = 0;
   int64_t workspace_bytes_ = 0, requested_ = 0, peak_extra_ = -1;
 };
 

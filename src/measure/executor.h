@@ -34,9 +34,11 @@ class Executor {
   virtual Backend backend() const = 0;
   virtual DeviceInfo info() const = 0;
   // Allocate Q, K, V, O, LSE for p and copy the host inputs in (converted to the
-  // storage type: float32 on cpu, p.dtype on cuda). Throws OutOfMemory.
+  // storage type: float32 on cpu, p.dtype on cuda). When `in` carries dO, also
+  // dO, dQ, dK, dV for the backward pass. Throws OutOfMemory.
   virtual void prepare(const AttnProblem& p, const HostInputs& in) = 0;
-  // Pointers and strides of the prepared buffers, workspace included.
+  // Pointers and strides of the prepared buffers, workspace (and, after a
+  // prepare with dO, the backward's tensors) included.
   virtual AttnParams params() const = 0;
   // Make p.workspace at least `bytes` (throws OutOfMemory).
   virtual void reserve_workspace(int64_t bytes) = 0;
@@ -45,6 +47,10 @@ class Executor {
   // Run once, wait, and surface any error as KernelError.
   virtual void run_once(const std::function<void(RunContext&)>& launch) = 0;
   virtual HostOutputs fetch_outputs() = 0;
+  // The backward's outputs (after a prepare with dO): NaN into dQ, dK, dV so
+  // unwritten elements show, and their values back.
+  virtual void poison_grads() = 0;
+  virtual HostGrads fetch_grads() = 0;
   virtual TimingSummary time(const std::function<void(RunContext&)>& launch,
                              const TimingOptions&) = 0;
   // Bytes of device memory in use beyond inputs and outputs at the high-water

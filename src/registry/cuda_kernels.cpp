@@ -1,7 +1,8 @@
 // GPU variants from the generated table of compiled instantiations
-// (cmake/fa_instances.cmake). Host-only code: the entry points hide CUDA, so
-// this compiles in every build; without CUDA kernels the table is empty.
-// Error text comes through measure/cuda_error.h (a .cu, or a stand-in without CUDA).
+// (cmake/fa_instances.cmake), forward and backward. Host-only code: the entry
+// points hide CUDA, so this compiles in every build; without CUDA kernels the
+// table is empty. Error text comes through measure/cuda_error.h (a .cu, or a
+// stand-in without CUDA).
 #include <fmt/format.h>
 #include <stdexcept>
 #include <string_view>
@@ -15,6 +16,39 @@
 namespace fa {
 namespace {
 
+bool is_bwd(const GpuKernelEntry& e) { return std::string_view(e.pass) == "bwd"; }
+
+// "fa2.bf16.hd128.128x64.w4.s2", "fa2.bwd.bf16.hd128.128x128.w8.s2", "cudnn.bwd.bf16".
+std::string variant_name(const GpuKernelEntry& e) {
+  const std::string stem =
+      fmt::format("{}{}.{}", e.family, is_bwd(e) ? ".bwd" : "", to_string(dtype_of(e.dtype)));
+  if (e.head_dim == 0) return stem;
+  return fmt::format("{}.hd{}.{}x{}.w{}.s{}", stem, e.head_dim, e.block_m, e.block_n, e.warps, e.stages);
+}
+
+// The forward that gives backward entry `b` its O and LSE: the default tile of
+// the same family, dtype and head_dim. "" when none is built.
+std::string forward_partner(const GpuKernelEntry& b) {
+  for (const GpuKernelEntry& e : gpu_kernel_entries())
+    if (!is_bwd(e) && e.default_tile && std::string_view(e.family) == b.family && e.dtype == b.dtype &&
+        e.head_dim == b.head_dim)
+      return variant_name(e);
+  return "";
+}
+
+// The params a refusal is asked with. A backward entry may refuse null or
+// misaligned tensor addresses (fa3's TMA maps); the executors hand it
+// contiguous, 256-byte aligned (cudaMalloc) buffers, so distinct aligned
+// placeholders (never dereferenced) stand for them here.
+AttnParams refusal_params(const AttnProblem& p, bool backward) {
+  AttnParams a = make_params(p, elem_type(p.dtype));
+  if (!backward) return a;
+  auto at = [](uintptr_t i) { return reinterpret_cast<void*>(i << 20); };
+  a.q = at(1), a.k = at(2), a.v = at(3), a.o = at(4), a.lse = static_cast<float*>(at(5));
+  a.dout = at(6), a.dq = at(7), a.dk = at(8), a.dv = at(9);
+  return a;
+}
+
 KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
   KernelVariant v;
   auto family = parse_family(e.family);
@@ -22,16 +56,17 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
     throw std::logic_error(fmt::format("generated GPU entry with unknown family '{}'", e.family));
   v.family = *family;
   v.backend = Backend::cuda;
+  v.pass = is_bwd(e) ? Pass::bwd : Pass::fwd;
   v.tile = Tile{e.block_m, e.block_n, e.warps, e.stages};
   v.default_tile = e.default_tile;
-  v.name = e.head_dim == 0
-               ? fmt::format("{}.{}", e.family, to_string(dtype_of(e.dtype)))
-               : fmt::format("{}.{}.hd{}.{}x{}.w{}.s{}", e.family, to_string(dtype_of(e.dtype)), e.head_dim,
-                             e.block_m, e.block_n, e.warps, e.stages);
+  v.name = variant_name(e);
+  if (v.pass == Pass::bwd) v.fwd_partner = forward_partner(e);
   v.dtypes = {dtype_of(e.dtype)};
   if (e.head_dim != 0) v.head_dims = {e.head_dim};
-  v.refuse = [e](const AttnProblem& p) -> std::string {
-    const char* why = e.unsupported(make_params(p, elem_type(p.dtype)));
+  const bool backward = v.pass == Pass::bwd, orphan = backward && v.fwd_partner.empty();
+  v.refuse = [e, backward, orphan](const AttnProblem& p) -> std::string {
+    if (orphan) return "no forward of this family, dtype and head_dim is built to give it O and LSE";
+    const char* why = e.unsupported(refusal_params(p, backward));
     return why ? why : "";
   };
   v.workspace_bytes = [e](const AttnProblem& p) {
@@ -50,12 +85,7 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
 }  // namespace
 
 void register_cuda_kernels(Registry& r) {
-  for (const GpuKernelEntry& e : gpu_kernel_entries()) {
-    // Backward instantiations are checked by their standalone program until
-    // the sweep runs the backward pass.
-    if (std::string_view(e.pass) != "fwd") continue;
-    r.add(make_gpu_variant(e));
-  }
+  for (const GpuKernelEntry& e : gpu_kernel_entries()) r.add(make_gpu_variant(e));
 }
 
 }  // namespace fa

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "core/run_context.h"
 #include "core/types.h"
 #include "measure/traffic.h"
+#include "measure/traffic_bwd.h"
 
 namespace fa {
 
@@ -21,25 +23,34 @@ struct Support {
 };
 
 struct KernelVariant {
-  std::string name;  // "fa2.bf16.hd128.128x64.w4.s2", "cpu.fa2.64x64"
+  std::string name;  // "fa2.bf16.hd128.128x64.w4.s2", "cpu.fa2.64x64", "fa2.bwd.bf16.hd128.128x128.w8.s2"
   Family family = Family::fa2;
   Backend backend = Backend::cpu;
   Pass pass = Pass::fwd;  // fwd or bwd: what run() computes
   Tile tile;
-  bool default_tile = false;  // chosen by `--block auto` for its family/back end/dtype/head_dim
+  bool default_tile = false;  // chosen by `--block auto` for its family/back end/pass/dtype/head_dim
+  // A bwd variant's forward partner, by name: the forward that gives it O and
+  // LSE (the default tile of the same family, back end, dtype and head_dim;
+  // cpu.fa2.bwd.BMxBN: cpu.fa2.BMxBN). "" for a fwd variant.
+  std::string fwd_partner;
   std::vector<DType> dtypes;  // empty: any
   std::vector<int> head_dims; // empty: any
   // Extra, shape-dependent refusal ("" = ok); checked after dtype and head_dim.
   std::function<std::string(const AttnProblem&)> refuse;
   // Scratch bytes the run needs in params.workspace.
   std::function<int64_t(const AttnProblem&)> workspace_bytes;
-  // Compute O and LSE. For cpu kernels, buffers hold float32 values (already
-  // rounded to the problem's dtype); for cuda kernels, the problem's dtype.
-  // Throws fa::KernelError on failure.
+  // Compute O and LSE (fwd) or dQ, dK, dV from O, LSE and dO (bwd). For cpu
+  // kernels, buffers hold float32 values (already rounded to the problem's
+  // dtype); for cuda kernels, the problem's dtype. Throws fa::KernelError on failure.
   std::function<void(const AttnParams&, RunContext&)> run;
 
   Support supports(const AttnProblem&) const;
-  Traffic traffic(const AttnProblem& p) const { return traffic_model(family, p, tile); }
+  // Modelled HBM bytes of one run() (src/measure/traffic*.h); nullopt where the
+  // family's backward is not modelled (cudnn).
+  std::optional<Traffic> traffic(const AttnProblem& p) const {
+    if (pass == Pass::fwd) return traffic_model(family, p, tile);
+    return traffic_model_bwd(family, p, tile);
+  }
 };
 
 class Registry {

@@ -59,6 +59,10 @@ Traffic& measured(Result& r) {
   if (!r.traffic_measured) r.traffic_measured.emplace();
   return *r.traffic_measured;
 }
+GradErrors& grads(Result& r) {
+  if (!r.grad_errors) r.grad_errors.emplace();
+  return *r.grad_errors;
+}
 
 // Helpers to declare a column of an optional group in one line.
 #define FA_INT(NAME, EXPR)                                                   \
@@ -73,6 +77,14 @@ Traffic& measured(Result& r) {
 #define FA_OPT_INT(NAME, OPT, FIELD, GROUP)                                  \
   Column{NAME, [](const Result& r) { return r.OPT ? std::to_string(r.OPT->FIELD) : std::string(); }, \
          [](Result& r, const std::string& s) { GROUP(r).FIELD = decltype(GROUP(r).FIELD)(s2i(s, NAME)); }}
+
+// The five columns of one gradient tensor X (dq, dk, dv): X_max_abs, ...
+#define FA_GRAD_COLUMNS(X)                                          \
+  FA_OPT_DBL(#X "_max_abs", grad_errors, X.max_abs, grads),         \
+      FA_OPT_DBL(#X "_max_rel", grad_errors, X.max_rel, grads),     \
+      FA_OPT_DBL(#X "_rel_l2", grad_errors, X.rel_l2, grads),       \
+      FA_OPT_INT(#X "_nonfinite", grad_errors, X.nonfinite, grads), \
+      FA_OPT_DBL(#X "_tolerance", grad_errors, X.tolerance, grads)
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> cols = {
@@ -90,6 +102,14 @@ const std::vector<Column>& columns() {
                if (!b) throw UsageError(fmt::format("column 'backend': unknown '{}'", s));
                r.backend = *b;
              }},
+      Column{"pass", [](const Result& r) { return std::string(to_string(r.pass)); },
+             [](Result& r, const std::string& s) {
+               auto p = parse_pass(s);
+               if (!p) throw UsageError(fmt::format("column 'pass': unknown '{}'", s));
+               r.pass = *p;
+             }},
+      Column{"fwd_kernel", [](const Result& r) { return r.fwd_kernel; },
+             [](Result& r, const std::string& s) { r.fwd_kernel = s; }},
       FA_INT("batch", r.problem.batch),
       FA_INT("heads", r.problem.heads),
       FA_INT("heads_kv", r.problem.heads_kv),
@@ -148,10 +168,14 @@ const std::vector<Column>& columns() {
       FA_OPT_DBL("lse_max_rel", errors, lse_max_rel, errs),
       FA_OPT_INT("nonfinite", errors, nonfinite, errs),
       FA_OPT_INT("rows_checked", errors, rows_checked, errs),
+      FA_OPT_INT("cols_checked", grad_errors, cols_checked, grads),
       Column{"sampled", [](const Result& r) { return r.errors ? std::string(r.errors->sampled ? "true" : "false") : std::string(); },
              [](Result& r, const std::string& s) { errs(r).sampled = s2b(s, "sampled"); }},
       FA_OPT_DBL("tolerance", tolerances, tolerance, tols),
       FA_OPT_DBL("lse_tolerance", tolerances, lse_tolerance, tols),
+      FA_GRAD_COLUMNS(dq),
+      FA_GRAD_COLUMNS(dk),
+      FA_GRAD_COLUMNS(dv),
       FA_INT("clock_before_mhz", r.clock_before_mhz),
       FA_INT("clock_after_mhz", r.clock_after_mhz),
       Column{"seed", [](const Result& r) { return std::to_string(r.seed); },
@@ -170,6 +194,7 @@ const std::vector<Column>& columns() {
 #undef FA_DBL
 #undef FA_OPT_DBL
 #undef FA_OPT_INT
+#undef FA_GRAD_COLUMNS
 
 std::string quote(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -283,6 +308,7 @@ std::vector<Result> read_results_csv(const std::string& path) {
         throw UsageError(fmt::format("{}:{}: {}", path, line, e.what()));
       }
     }
+    share_checked_rows(r);
     rows.push_back(std::move(r));
   }
   return rows;

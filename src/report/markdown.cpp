@@ -1,5 +1,8 @@
 #include "report/markdown.h"
 
+#include <cmath>
+#include <utility>
+
 #include <fmt/format.h>
 
 namespace fa {
@@ -12,12 +15,26 @@ std::string cell(std::string s) {
     if (c == '\n') c = ' ';
   return s;
 }
+
+// The gradient tensor nearest its tolerance: "dK 0.0012 / 0.0041".
+std::string worst_grad(const GradErrors& g) {
+  const std::pair<const char*, const TensorErrors*> ts[] = {{"dQ", &g.dq}, {"dK", &g.dk}, {"dV", &g.dv}};
+  const auto ratio = [](const TensorErrors& t) {
+    return t.nonfinite > 0 ? INFINITY : t.tolerance > 0 ? t.max_abs / t.tolerance : t.max_abs;
+  };
+  const auto* worst = &ts[0];
+  for (const auto& t : ts)
+    if (ratio(*t.second) > ratio(*worst->second)) worst = &t;
+  const TensorErrors& t = *worst->second;
+  return fmt::format("{} {:.3g} / {:.3g}{}", worst->first, t.max_abs, t.tolerance,
+                     t.nonfinite > 0 ? fmt::format(" ({} non-finite)", t.nonfinite) : "");
+}
 }  // namespace
 
 std::string markdown_header() {
-  return "| kernel | shape | status | median ms | TFLOP/s | model GB | model GB/s | O max abs err "
-         "| tolerance | reason |\n"
-         "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  return "| kernel | pass | shape | status | median ms | TFLOP/s | model GB | model GB/s | O max abs err "
+         "| tolerance | grad max abs err / tolerance | reason |\n"
+         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
 }
 
 std::string markdown_row(const Result& r) {
@@ -29,9 +46,10 @@ std::string markdown_row(const Result& r) {
   std::string gbps = timed ? fmt::format("{:.1f}", r.model_bandwidth_gbps) : "-";
   std::string err = r.errors ? fmt::format("{:.3g}", r.errors->o_max_abs) : "-";
   std::string tol = r.tolerances ? fmt::format("{:.3g}", r.tolerances->tolerance) : "-";
-  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.kernel),
-                     r.problem.describe(), to_string(r.status), median, tflops, gb, gbps, err, tol,
-                     cell(r.reason));
+  std::string grad = r.grad_errors ? worst_grad(*r.grad_errors) : "-";
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.kernel),
+                     to_string(r.pass), r.problem.describe(), to_string(r.status), median, tflops, gb, gbps, err,
+                     tol, grad, cell(r.reason));
 }
 
 std::string markdown_table(const std::vector<Result>& rows) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,40 @@ struct Reader {
 json traffic_json(const Traffic& t) { return {{"read_bytes", t.read_bytes}, {"write_bytes", t.write_bytes}}; }
 Traffic traffic_from(const Reader& r) { return Traffic{r.i("read_bytes"), r.i("write_bytes")}; }
 
+// The keys of one gradient tensor are the CSV's columns: dq_max_abs, ...
+const std::pair<const char*, TensorErrors GradErrors::*> kGradTensors[] = {
+    {"dq", &GradErrors::dq}, {"dk", &GradErrors::dk}, {"dv", &GradErrors::dv}};
+
+json grad_errors_json(const GradErrors& g) {
+  json j;
+  for (const auto& [x, field] : kGradTensors) {
+    const TensorErrors& t = g.*field;
+    const std::string k = x;
+    j[k + "_max_abs"] = num(t.max_abs);
+    j[k + "_max_rel"] = num(t.max_rel);
+    j[k + "_rel_l2"] = num(t.rel_l2);
+    j[k + "_nonfinite"] = t.nonfinite;
+    j[k + "_tolerance"] = num(t.tolerance);
+  }
+  j["cols_checked"] = g.cols_checked;
+  return j;
+}
+
+GradErrors grad_errors_from(const Reader& r) {
+  GradErrors g;
+  for (const auto& [x, field] : kGradTensors) {
+    TensorErrors& t = g.*field;
+    const std::string k = x;
+    t.max_abs = r.d((k + "_max_abs").c_str());
+    t.max_rel = r.d((k + "_max_rel").c_str());
+    t.rel_l2 = r.d((k + "_rel_l2").c_str());
+    t.nonfinite = r.i((k + "_nonfinite").c_str());
+    t.tolerance = r.d((k + "_tolerance").c_str());
+  }
+  g.cols_checked = r.i("cols_checked");
+  return g;
+}
+
 }  // namespace
 
 json result_to_json(const Result& r) {
@@ -83,6 +118,8 @@ json result_to_json(const Result& r) {
   j["kernel"] = r.kernel;
   j["family"] = std::string(to_string(r.family));
   j["backend"] = std::string(to_string(r.backend));
+  j["pass"] = std::string(to_string(r.pass));
+  j["fwd_kernel"] = r.fwd_kernel;
   j["problem"] = {{"batch", p.batch},       {"heads", p.heads},       {"heads_kv", p.heads_kv},
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
@@ -121,6 +158,7 @@ json result_to_json(const Result& r) {
   } else {
     j["errors"] = nullptr;
   }
+  j["grad_errors"] = r.grad_errors ? grad_errors_json(*r.grad_errors) : json(nullptr);
   j["clock_before_mhz"] = r.clock_before_mhz;
   j["clock_after_mhz"] = r.clock_after_mhz;
   j["seed"] = r.seed;
@@ -139,6 +177,13 @@ Result result_from_json(const json& j, const std::string& where) {
   auto be = parse_backend(r.s("backend"));
   if (!be) r.bad("backend", "cpu or cuda");
   out.backend = *be;
+  // Absent in files written before the backward pass existed: forward rows.
+  if (r.j.contains("pass")) {
+    auto ps = parse_pass(r.s("pass"));
+    if (!ps) r.bad("pass", "fwd, bwd or fwd+bwd");
+    out.pass = *ps;
+  }
+  if (r.j.contains("fwd_kernel")) out.fwd_kernel = r.s("fwd_kernel");
   Reader p = r.sub("problem");
   out.problem.batch = int(p.i("batch"));
   out.problem.heads = int(p.i("heads"));
@@ -194,6 +239,8 @@ Result result_from_json(const json& j, const std::string& where) {
     out.errors = m;
     out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
   }
+  if (r.j.contains("grad_errors") && !r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
+  share_checked_rows(out);
   out.clock_before_mhz = int(r.i("clock_before_mhz"));
   out.clock_after_mhz = int(r.i("clock_after_mhz"));
   out.seed = r.u("seed");

@@ -23,7 +23,7 @@ const std::vector<std::string>& config_keys() {
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "warmup",   "min_samples",  "max_samples", "max_seconds",
       "target_noise", "flush_l2",  "threads",      "cpu_mem_limit", "counters",
-      "inputs",      "save_outputs"};
+      "inputs",      "save_outputs", "pass"};
   return keys;
 }
 
@@ -296,6 +296,16 @@ SweepConfig resolve_config(const ConfigSource& src) {
       c.dtype.push_back(*d);
     }
   }
+  if (has(src, "pass")) {
+    c.pass.clear();
+    for (const auto& s : split_list(axis_text(src, "pass"), where(src, "pass"))) {
+      auto ps = parse_pass(s);
+      if (!ps) throw UsageError(fmt::format("{}: unknown pass '{}' (fwd, bwd, fwd+bwd)", where(src, "pass"), s));
+      if (std::find(c.pass.begin(), c.pass.end(), *ps) != c.pass.end())
+        throw UsageError(fmt::format("{}: pass '{}' given twice", where(src, "pass"), s));
+      c.pass.push_back(*ps);
+    }
+  }
   if (has(src, "kernels")) c.kernels = axis_text(src, "kernels");
   if (has(src, "distribution")) {
     std::string s = string_value(src, "distribution");
@@ -400,6 +410,9 @@ nlohmann::json SweepConfig::to_json() const {
   J d = J::array();
   for (DType t : dtype) d.push_back(std::string(to_string(t)));
   j["dtype"] = d;
+  J ps = J::array();
+  for (Pass x : pass) ps.push_back(std::string(to_string(x)));
+  j["pass"] = ps;
   if (!kernels.empty()) j["kernels"] = kernels;
   j["distribution"] = std::string(to_string(distribution));
   if (seed) j["seed"] = *seed;

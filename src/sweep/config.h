@@ -49,6 +49,7 @@ struct SweepConfig {
   std::vector<Tile> block;               // when !block_auto
   std::vector<bool> causal{false};
   std::vector<DType> dtype{DType::bf16};
+  std::vector<Pass> pass{Pass::fwd};     // fwd: fwd variants; bwd, fwd+bwd: bwd variants
   std::string kernels;                   // "": every kernel of the back end in use
   Distribution distribution = Distribution::normal;
   std::optional<uint64_t> seed;          // nullopt: fresh
@@ -78,7 +79,8 @@ struct SweepConfig {
 // Typed, range-checked settings. UsageError naming the key and its origin.
 SweepConfig resolve_config(const ConfigSource&);
 // Points in a stable order (dtype, causal, head_dim, heads, heads_kv, batch,
-// seqlen_k, seqlen innermost). UsageError for a point that is not a valid
+// seqlen_k, seqlen innermost). The pass is not a point axis: every pass of a
+// point shares its inputs and reference (sweep/plan.h). UsageError for a point that is not a valid
 // problem (e.g. heads not divisible by heads_kv), naming the point.
 std::vector<AttnProblem> expand_points(const SweepConfig&);
 

@@ -14,6 +14,11 @@ namespace fa {
 
 namespace {
 
+// The variants' pass a row of pass `p` runs.
+Pass variant_pass(Pass p) { return p == Pass::fwd ? Pass::fwd : Pass::bwd; }
+
+std::string_view pass_word(Pass p) { return p == Pass::fwd ? "forward" : "backward"; }
+
 bool takes(const KernelVariant& v, const AttnProblem& p) {
   bool dt = v.dtypes.empty() || std::count(v.dtypes.begin(), v.dtypes.end(), p.dtype);
   bool hd = v.head_dims.empty() || std::count(v.head_dims.begin(), v.head_dims.end(), p.head_dim);
@@ -31,11 +36,32 @@ std::string tiles_of(const std::vector<const KernelVariant*>& vs) {
   return t.empty() ? std::string("none") : fmt::format("{}", fmt::join(t, ", "));
 }
 
-std::string point_tag(Family f, const AttnProblem& p) {
-  return fmt::format("{}.{}.hd{}", to_string(f), to_string(p.dtype), p.head_dim);
+std::string point_tag(Family f, Pass pass, const AttnProblem& p) {
+  return fmt::format("{}{}.{}.hd{}", to_string(f), pass == Pass::bwd ? ".bwd" : "", to_string(p.dtype), p.head_dim);
 }
 
-void check_axes_supported(const SweepConfig& c, const std::vector<const KernelVariant*>& sel) {
+// A CPU family that runs any block in this pass (made on demand).
+bool cpu_tiled(Family f, Pass pass) {
+  for (const CpuKernelEntry& e : cpu_kernel_entries())
+    if (e.family == f && e.pass == pass && e.tiled) return true;
+  return false;
+}
+
+void check_pass_implemented(Pass pass, const std::vector<const KernelVariant*>& sel,
+                            const std::vector<const KernelVariant*>& of_pass, const std::string& selection) {
+  if (!of_pass.empty()) return;
+  std::string have = "none";
+  if (!sel.empty()) have = fmt::format("{} variants such as {}", pass_word(sel.front()->pass), sel.front()->name);
+  const std::string_view hint = pass == Pass::fwd
+                                    ? "a backward variant runs with --pass bwd or fwd+bwd"
+                                    : "backward variants are named <family>.bwd.*; `fa-bench list` shows each "
+                                      "variant's pass";
+  throw UsageError(fmt::format("pass {}: no selected kernel implements the {} pass (--kernels '{}' selects {}); {}",
+                               to_string(pass), pass_word(variant_pass(pass)), selection, have, hint));
+}
+
+void check_axes_supported(const SweepConfig& c, Pass pass, const std::vector<const KernelVariant*>& sel) {
+  const std::string_view what = pass == Pass::fwd ? "" : "backward ";
   for (int d : c.head_dim) {
     bool any = std::any_of(sel.begin(), sel.end(), [&](const KernelVariant* v) {
       return v->head_dims.empty() || std::count(v->head_dims.begin(), v->head_dims.end(), d);
@@ -43,9 +69,9 @@ void check_axes_supported(const SweepConfig& c, const std::vector<const KernelVa
     if (!any) {
       std::set<int> dims;
       for (const auto* v : sel) dims.insert(v->head_dims.begin(), v->head_dims.end());
-      throw UsageError(fmt::format("head_dim {}: no selected kernel supports it; the selected kernels "
+      throw UsageError(fmt::format("head_dim {}: no selected {}kernel supports it; the selected {}kernels "
                                    "support head_dim {}",
-                                   d, fmt::join(dims, ", ")));
+                                   d, what, what, fmt::join(dims, ", ")));
     }
   }
   for (DType t : c.dtype) {
@@ -53,9 +79,102 @@ void check_axes_supported(const SweepConfig& c, const std::vector<const KernelVa
       return v->dtypes.empty() || std::count(v->dtypes.begin(), v->dtypes.end(), t);
     });
     if (!any)
-      throw UsageError(fmt::format("dtype {}: no selected kernel supports it", to_string(t)));
+      throw UsageError(fmt::format("dtype {}: no selected {}kernel supports it", to_string(t), what));
   }
 }
+
+// The selection's variants of one pass, grouped by family in registry order.
+struct PassGroup {
+  Pass pass = Pass::fwd;
+  std::vector<Family> families;
+  std::map<Family, std::vector<const KernelVariant*>> of_family;
+};
+
+class Planner {
+ public:
+  Planner(const SweepConfig& c, Backend backend, const Registry& reg, SweepPlan& plan)
+      : c_(c), backend_(backend), reg_(reg), plan_(plan) {}
+
+  // The rows of one pass at point p.
+  void add_rows(const AttnProblem& p, const PassGroup& g, std::vector<PlannedKernel>& out) {
+    for (Family f : g.families) {
+      const Pass vp = variant_pass(g.pass);
+      std::vector<const KernelVariant*> fit;
+      for (const auto* v : g.of_family.at(f))
+        if (takes(*v, p)) fit.push_back(v);
+      if (fit.empty()) {
+        std::set<std::string> have;
+        for (const auto* v : g.of_family.at(f))
+          for (DType t : v->dtypes)
+            for (int d : v->head_dims) have.insert(fmt::format("{} hd{}", to_string(t), d));
+        out.push_back(unsupported(point_tag(f, vp, p), f, {}, g.pass,
+                                  fmt::format("no {} {} {} variant for {} head_dim {}; built: {}", to_string(backend_),
+                                              to_string(f), pass_word(vp), to_string(p.dtype), p.head_dim,
+                                              fmt::join(have, ", "))));
+        continue;
+      }
+      if (c_.block_auto || tileless(fit)) {
+        // auto: the family's default tile; a selection without one (e.g. one
+        // non-default variant named explicitly) runs what was selected.
+        std::vector<const KernelVariant*> defaults;
+        for (const auto* v : fit)
+          if (v->default_tile) defaults.push_back(v);
+        for (const auto* v : (c_.block_auto && !defaults.empty()) ? defaults : fit) out.push_back(row(*v, g.pass));
+        continue;
+      }
+      for (const Tile& want : c_.block) {
+        if (backend_ == Backend::cpu && cpu_tiled(f, vp)) {
+          out.push_back(row(*cpu_variant(f, want, vp), g.pass));
+          continue;
+        }
+        bool found = false;
+        for (const auto* v : fit)
+          if (v->tile.block_m == want.block_m && v->tile.block_n == want.block_n) {
+            out.push_back(row(*v, g.pass));
+            found = true;
+          }
+        if (!found)
+          out.push_back(unsupported(fmt::format("{}.{}", point_tag(f, vp, p), want.str()), f, want, g.pass,
+                                    fmt::format("block {} is not compiled for {}; compiled tiles: {}", want.str(),
+                                                point_tag(f, vp, p), tiles_of(fit))));
+      }
+    }
+  }
+
+ private:
+  PlannedKernel unsupported(std::string name, Family f, Tile tile, Pass pass, std::string reason) const {
+    PlannedKernel k;
+    k.name = std::move(name);
+    k.family = f;
+    k.backend = backend_;
+    k.tile = tile;
+    k.pass = pass;
+    k.reason = std::move(reason);
+    return k;
+  }
+
+  PlannedKernel row(const KernelVariant& v, Pass pass) {
+    // A CPU backward made for a block not registered has a partner made for it too.
+    if (pass != Pass::fwd && v.backend == Backend::cpu && cpu_tiled(v.family, Pass::fwd) && v.tile.block_m > 0)
+      cpu_variant(v.family, v.tile, Pass::fwd);
+    return plan_row(v, pass, reg_, &plan_.owned);
+  }
+
+  // CPU flash variants exist for any block: make the ones not registered once.
+  const KernelVariant* cpu_variant(Family f, Tile t, Pass pass) {
+    const KernelVariant made = make_cpu_variant(f, Tile{t.block_m, t.block_n, 0, 0}, pass);
+    if (const KernelVariant* v = reg_.find(made.name)) return v;
+    for (const KernelVariant& v : plan_.owned)
+      if (v.name == made.name) return &v;
+    plan_.owned.push_back(made);
+    return &plan_.owned.back();
+  }
+
+  const SweepConfig& c_;
+  Backend backend_;
+  const Registry& reg_;
+  SweepPlan& plan_;
+};
 
 }  // namespace
 
@@ -63,6 +182,22 @@ size_t SweepPlan::rows() const {
   size_t n = 0;
   for (const auto& p : points) n += p.kernels.size();
   return n;
+}
+
+PlannedKernel plan_row(const KernelVariant& v, Pass pass, const Registry& reg, const std::deque<KernelVariant>* extra) {
+  PlannedKernel k{&v, v.name, v.family, v.backend, v.tile, "", pass, nullptr};
+  if (pass == Pass::fwd) return k;
+  if (v.pass != Pass::bwd)
+    throw UsageError(fmt::format("{}: a {} row needs a backward variant", v.name, to_string(pass)));
+  k.partner = reg.find(v.fwd_partner);
+  if (!k.partner && extra)
+    for (const KernelVariant& e : *extra)
+      if (e.name == v.fwd_partner) k.partner = &e;
+  if (!k.partner && !v.fwd_partner.empty()) {
+    k.variant = nullptr;
+    k.reason = fmt::format("its forward partner {} is not available", v.fwd_partner);
+  }
+  return k;
 }
 
 SweepPlan plan_sweep(const SweepConfig& c, Backend backend, const Registry& reg) {
@@ -83,80 +218,27 @@ SweepPlan plan_sweep(const SweepConfig& c, Backend backend, const Registry& reg)
         other_backend.empty() ? "" : fmt::format(" (it selects {} kernels: {}, ...)",
                                                  backend == Backend::cpu ? "cuda" : "cpu",
                                                  other_backend.front())));
-  check_axes_supported(c, sel);
 
-  // Groups by family, in registry order of their first member.
-  std::vector<Family> families;
-  std::map<Family, std::vector<const KernelVariant*>> group;
-  for (const auto* v : sel) {
-    if (!group.count(v->family)) families.push_back(v->family);
-    group[v->family].push_back(v);
+  std::vector<PassGroup> groups;
+  for (Pass pass : c.pass) {
+    PassGroup g;
+    g.pass = pass;
+    std::vector<const KernelVariant*> of_pass;
+    for (const auto* v : sel)
+      if (v->pass == variant_pass(pass)) of_pass.push_back(v);
+    check_pass_implemented(pass, sel, of_pass, selection);
+    check_axes_supported(c, pass, of_pass);
+    for (const auto* v : of_pass) {
+      if (!g.of_family.count(v->family)) g.families.push_back(v->family);
+      g.of_family[v->family].push_back(v);
+    }
+    groups.push_back(std::move(g));
   }
 
-  // CPU flash variants exist for any block: make the ones not registered once.
-  std::map<std::string, const KernelVariant*> made;
-  auto cpu_variant = [&](Family f, Tile t) -> const KernelVariant* {
-    std::string name = fmt::format("cpu.{}.{}x{}", to_string(f), t.block_m, t.block_n);
-    if (const KernelVariant* v = reg.find(name)) return v;
-    if (auto it = made.find(name); it != made.end()) return it->second;
-    plan.owned.push_back(make_cpu_variant(f, Tile{t.block_m, t.block_n, 0, 0}));
-    return made[name] = &plan.owned.back();
-  };
-
+  Planner planner(c, backend, reg, plan);
   for (const AttnProblem& p : expand_points(c)) {
     PlannedPoint pp{p, {}};
-    for (Family f : families) {
-      std::vector<const KernelVariant*> fit;
-      for (const auto* v : group[f])
-        if (takes(*v, p)) fit.push_back(v);
-      if (fit.empty()) {
-        std::set<std::string> have;
-        for (const auto* v : group[f])
-          for (DType t : v->dtypes)
-            for (int d : v->head_dims) have.insert(fmt::format("{} hd{}", to_string(t), d));
-        PlannedKernel k;
-        k.name = point_tag(f, p);
-        k.family = f;
-        k.backend = backend;
-        k.reason = fmt::format("no {} {} variant for {} head_dim {}; built: {}", to_string(backend),
-                               to_string(f), to_string(p.dtype), p.head_dim, fmt::join(have, ", "));
-        pp.kernels.push_back(k);
-        continue;
-      }
-      if (c.block_auto || tileless(fit)) {
-        // auto: the family's default tile; a selection without one (e.g. one
-        // non-default variant named explicitly) runs what was selected.
-        std::vector<const KernelVariant*> defaults;
-        for (const auto* v : fit)
-          if (v->default_tile) defaults.push_back(v);
-        for (const auto* v : (c.block_auto && !defaults.empty()) ? defaults : fit)
-          pp.kernels.push_back(PlannedKernel{v, v->name, v->family, v->backend, v->tile, ""});
-        continue;
-      }
-      for (const Tile& want : c.block) {
-        if (backend == Backend::cpu && (f == Family::fa1 || f == Family::fa2)) {
-          const KernelVariant* v = cpu_variant(f, want);
-          pp.kernels.push_back(PlannedKernel{v, v->name, f, backend, v->tile, ""});
-          continue;
-        }
-        bool found = false;
-        for (const auto* v : fit)
-          if (v->tile.block_m == want.block_m && v->tile.block_n == want.block_n) {
-            pp.kernels.push_back(PlannedKernel{v, v->name, f, backend, v->tile, ""});
-            found = true;
-          }
-        if (!found) {
-          PlannedKernel k;
-          k.name = fmt::format("{}.{}", point_tag(f, p), want.str());
-          k.family = f;
-          k.backend = backend;
-          k.tile = want;
-          k.reason = fmt::format("block {} is not compiled for {}; compiled tiles: {}", want.str(),
-                                 point_tag(f, p), tiles_of(fit));
-          pp.kernels.push_back(k);
-        }
-      }
-    }
+    for (const PassGroup& g : groups) planner.add_rows(p, g, pp.kernels);
     plan.points.push_back(std::move(pp));
   }
   return plan;

@@ -1,7 +1,9 @@
-// What a sweep will run: for every point, the kernels to run on it (or the
-// `unsupported` rows to write for a block/family not available). Built and
-// validated completely before any output file is opened, so a bad kernel name
-// or head_dim is exit code 2 with nothing written.
+// What a sweep will run: for every point, the rows of each pass (fwd: the
+// selection's forward variants; bwd and fwd+bwd: its backward variants, each
+// with its forward partner), or the `unsupported` rows to write for a block or
+// family not available. Built and validated completely before any output file
+// is opened, so a bad kernel name, head_dim or pass is exit code 2 with nothing
+// written.
 #pragma once
 #include <deque>
 #include <string>
@@ -21,11 +23,14 @@ struct PlannedKernel {
   Backend backend = Backend::cpu;
   Tile tile;
   std::string reason;
+  Pass pass = Pass::fwd;  // what the row measures; bwd and fwd+bwd run a bwd variant
+  // bwd, fwd+bwd: the forward that gives the backward its O and LSE (variant->fwd_partner).
+  const KernelVariant* partner = nullptr;
 };
 
 struct PlannedPoint {
   AttnProblem problem;
-  std::vector<PlannedKernel> kernels;
+  std::vector<PlannedKernel> kernels;  // every pass's rows, in the config's pass order
 };
 
 struct SweepPlan {
@@ -36,5 +41,11 @@ struct SweepPlan {
 
 // `kernels` is the config's selection ("" = every kernel of `backend`).
 SweepPlan plan_sweep(const SweepConfig&, Backend backend, const Registry&);
+
+// The row's planned kernel for variant v, resolving v's forward partner among
+// the registry's variants (and `extra`, when given) for bwd and fwd+bwd: an
+// `unsupported` row naming the partner when it cannot be found.
+PlannedKernel plan_row(const KernelVariant& v, Pass, const Registry&,
+                       const std::deque<KernelVariant>* extra = nullptr);
 
 }  // namespace fa

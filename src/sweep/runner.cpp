@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,15 +16,29 @@ namespace fa {
 
 namespace {
 
+constexpr int kBackwardHoldUs = 500;  // the PyTorch peers hold their backward passes as long
+
 Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
   Result r;
   r.problem = p;
   r.kernel = k.name;
   r.family = k.family;
   r.backend = k.backend;
+  r.pass = k.pass;
   r.tile = k.tile;
   r.seed = seed;
-  if (k.variant) r.traffic_model = k.variant->traffic(p);
+  if (k.partner) r.fwd_kernel = k.partner->name;
+  if (k.variant) {
+    // fwd+bwd moves what its forward and its backward move; a backward without
+    // a model (cudnn) leaves the row without one (0: not modelled).
+    std::optional<Traffic> t = k.variant->traffic(p);
+    if (t && k.pass == Pass::fwd_bwd) {
+      const std::optional<Traffic> f = k.partner ? k.partner->traffic(p) : std::nullopt;
+      t = f ? std::optional<Traffic>(Traffic{t->read_bytes + f->read_bytes, t->write_bytes + f->write_bytes})
+            : std::nullopt;
+    }
+    r.traffic_model = t.value_or(Traffic{});
+  }
   return r;
 }
 
@@ -31,13 +46,16 @@ std::string key_of(const AttnProblem& p, const PlannedKernel& k) {
   Result r;
   r.problem = p;
   r.kernel = k.name;
+  r.pass = k.pass;
   return r.key();
 }
 
-// Everything the kernels of one point share: inputs, reference, tolerances.
+// Everything the rows of one point share, every pass: inputs (dO too when a
+// row runs a backward), the reference and tolerances, computed once.
 struct PointData {
   HostInputs inputs;
   PointCheck check;
+  GradTolerances grad_tolerances;
 };
 
 PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
@@ -51,34 +69,53 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
   } else {
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
-  // Rows are sampled around the largest block boundary in play, so every
-  // kernel's boundary rows are among those checked.
-  int block = 0;
-  for (const auto& k : pp.kernels) block = std::max(block, k.tile.block_m);
-  d.check = check_point(p, d.inputs, c.max_check_rows, block, seed, c.threads);
+  // Rows (and, for the gradients, columns) are sampled around the largest block
+  // boundary in play, so every kernel's boundary rows are among those checked.
+  int block_m = 0;
+  std::optional<int> grad_block_n;
+  for (const auto& k : pp.kernels) {
+    block_m = std::max(block_m, k.tile.block_m);
+    if (k.pass != Pass::fwd && k.variant) grad_block_n = std::max(grad_block_n.value_or(0), k.tile.block_n);
+  }
+  if (grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  d.check = check_point(p, d.inputs, c.max_check_rows, block_m, seed, c.threads, grad_block_n);
   return d;
+}
+
+int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
+  return v.workspace_bytes ? v.workspace_bytes(p) : 0;
+}
+
+// Both are counted, or the sum is not.
+RunContext counted_sum(const RunContext& a, const RunContext& b) {
+  RunContext s;
+  if (a.counted_read_bytes >= 0 && b.counted_read_bytes >= 0 && a.counted_write_bytes >= 0 &&
+      b.counted_write_bytes >= 0) {
+    s.counted_read_bytes = a.counted_read_bytes + b.counted_read_bytes;
+    s.counted_write_bytes = a.counted_write_bytes + b.counted_write_bytes;
+  }
+  return s;
+}
+
+// "" when the row can run here, else why not (the backward's partner too).
+std::string refusal(const PlannedKernel& k, const AttnProblem& p) {
+  if (Support s = k.variant->supports(p); !s.ok) return s.reason;
+  if (k.pass == Pass::fwd || !k.partner) return "";
+  if (Support s = k.partner->supports(p); !s.ok) return fmt::format("forward partner {}: {}", k.partner->name, s.reason);
+  return "";
 }
 
 // One kernel on a prepared point. Throws only a sticky KernelError (after
 // filling `row`), which ends the sweep.
-void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c, Executor& ex,
-                double ceiling, Result& row, const RunnerHooks& hooks, bool& warned_counters) {
+void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Executor& ex, double ceiling,
+                Result& row, const RunnerHooks& hooks, bool& warned_counters) {
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
-  if (Support s = v.supports(p); !s.ok) {
+  if (std::string why = refusal(k, p); !why.empty()) {
     row.status = Status::unsupported;
-    row.reason = s.reason;
+    row.reason = why;
     return;
   }
-  try {
-    ex.reserve_workspace(v.workspace_bytes ? v.workspace_bytes(p) : 0);
-  } catch (const OutOfMemory& e) {
-    row.status = Status::oom;
-    row.reason = e.what();
-    return;
-  }
-  const AttnParams params = ex.params();
-  auto launch = [&](RunContext& ctx) { v.run(params, ctx); };
   row.clock_before_mhz = ex.clock().sm_mhz;
   try {
     std::function<void(const HostOutputs&)> save;
@@ -86,17 +123,22 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
       save = [&](const HostOutputs& out) {
         save_outputs_npy(c.save_outputs, k.name + "." + problem_slug(p), p, out);
       };
-    const Validation val = validate_variant(v, p, ex, d.check, row.seed, save);
-    row.peak_extra_bytes = val.peak_extra_bytes;
+    // A backward's check reserves the workspace itself: its partner's, then its own.
+    if (k.pass == Pass::fwd) ex.reserve_workspace(workspace_of(v, p));
+    const BackwardCheck bwd{k.partner, &d.inputs, &d.grad_tolerances, c.threads};
+    const Validation val = validate_variant(v, p, ex, d.check, row.seed, save, k.pass == Pass::fwd ? nullptr : &bwd);
+    row.peak_extra_bytes = k.pass == Pass::fwd_bwd ? std::max(val.peak_extra_bytes, val.partner_peak_extra_bytes)
+                                                    : val.peak_extra_bytes;
     row.errors = val.errors;
     row.tolerances = d.check.tolerances;
+    row.grad_errors = val.grad_errors;
     if (!val.passed) {
       row.status = Status::fail;
       row.reason = val.why + "; a failing kernel is not timed";
       row.clock_after_mhz = ex.clock().sm_mhz;
       return;
     }
-    const RunContext& counted = val.counted;
+    const RunContext counted = k.pass == Pass::fwd_bwd ? counted_sum(val.partner_counted, val.counted) : val.counted;
     if (counted.counted_read_bytes >= 0 && counted.counted_write_bytes >= 0) {
       row.traffic_measured = Traffic{counted.counted_read_bytes, counted.counted_write_bytes};
       row.traffic_measured_source = "cpu-count";
@@ -105,7 +147,22 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
       row.clock_after_mhz = ex.clock().sm_mhz;
       return;
     }
-    row.timing = ex.time(launch, c.timing);
+    // bwd times the backward alone, on the O and LSE its partner left (a
+    // backward does not write them: validation checked); fwd+bwd times both,
+    // sharing one workspace, as one launch sequence.
+    if (k.pass == Pass::fwd_bwd) ex.reserve_workspace(std::max(workspace_of(*k.partner, p), workspace_of(v, p)));
+    const AttnParams params = ex.params();
+    const KernelVariant* partner = k.pass == Pass::fwd_bwd ? k.partner : nullptr;
+    auto launch = [&](RunContext& ctx) {
+      if (partner) partner->run(params, ctx);
+      v.run(params, ctx);
+    };
+    // A backward enqueues several launches (pre-pass, memsets, main kernel, dQ
+    // conversion; the standard's dozen cuBLAS calls), fwd+bwd a forward's too:
+    // their host work needs a longer hold to stay outside the events.
+    TimingOptions timing = c.timing;
+    if (k.pass != Pass::fwd) timing.hold_us = kBackwardHoldUs;
+    row.timing = ex.time(launch, timing);
     if (c.counters && ex.backend() != Backend::cuda && !warned_counters) {
       warned_counters = true;
       if (hooks.note)
@@ -140,7 +197,7 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
   if (!row.reason.empty() && hooks.note) hooks.note(fmt::format("{} on {}: {}", k.name, p.describe(), row.reason));
   const double seconds = row.timing->median_ms * 1e-3;
   if (seconds > 0) {
-    row.tflops = p.flops() / seconds / 1e12;
+    row.tflops = p.flops() * flops_factor(k.pass) / seconds / 1e12;
     row.model_bandwidth_gbps = double(row.traffic_model.total()) / seconds / 1e9;
   }
   if (ceiling > 0) row.matmul_fraction = row.tflops / ceiling;
@@ -210,7 +267,10 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
         out.end = SweepEnd::interrupted;
         return out;
       }
-      if (hooks.on_progress) hooks.on_progress(finished, total, k->name + " " + pp.problem.describe());
+      if (hooks.on_progress)
+        hooks.on_progress(finished, total,
+                          k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
+                              pp.problem.describe());
       Result r = base_row(pp.problem, *k, seed);
       if (!point_oom.empty()) {
         r.status = Status::oom;

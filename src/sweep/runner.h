@@ -1,6 +1,9 @@
-// The sweep loop: per point, inputs once, reference once, then per kernel:
-// supports? -> workspace -> poison -> run -> compare -> (only if it passes) time
-// (never with SweepConfig::validate_only, which fa-check sets).
+// The sweep loop: per point, inputs once, reference once (forward and, when a
+// row runs a backward, gradients), then per row: supports? -> workspace ->
+// poison -> run -> compare -> (only if it passes) time (never with
+// SweepConfig::validate_only, which fa-check sets). A bwd or fwd+bwd row runs
+// its forward partner first and is judged on both (check/validate.h); bwd times
+// the backward alone, fwd+bwd the two as one launch sequence.
 // Every outcome is a Result row handed to on_row as soon as it exists.
 #pragma once
 #include <cstdint>

@@ -31,9 +31,9 @@ int run_list(const ListOptions& o) {
     if (!parse_backend(o.backend)) throw UsageError(fmt::format("--backend: unknown '{}' (cpu, cuda)", o.backend));
     if (*parse_backend(o.backend) == Backend::cuda) cuda_ok = make_cuda_executor(0, &cuda_why) != nullptr;
   }
-  fmt::print("| name | family | backend | tile | dtypes | head_dims | default_tile |{}\n",
+  fmt::print("| name | family | backend | pass | tile | dtypes | head_dims | default_tile | fwd_partner |{}\n",
              check ? " runs here |" : "");
-  fmt::print("|---|---|---|---|---|---|---|{}\n", check ? "---|" : "");
+  fmt::print("|---|---|---|---|---|---|---|---|---|{}\n", check ? "---|" : "");
   for (const KernelVariant* v : vs) {
     std::vector<std::string> dts;
     for (DType t : v->dtypes) dts.emplace_back(to_string(t));
@@ -47,10 +47,11 @@ int run_list(const ListOptions& o) {
       else
         runs = fmt::format(" no: {} |", cuda_why);
     }
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} |{}\n", v->name, to_string(v->family),
-               to_string(v->backend), v->tile.str(), dts.empty() ? "any" : fmt::format("{}", fmt::join(dts, ",")),
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n", v->name, to_string(v->family),
+               to_string(v->backend), to_string(v->pass), v->tile.str(),
+               dts.empty() ? "any" : fmt::format("{}", fmt::join(dts, ",")),
                v->head_dims.empty() ? "any" : fmt::format("{}", fmt::join(v->head_dims, ",")),
-               v->default_tile ? "yes" : "no", runs);
+               v->default_tile ? "yes" : "no", v->fwd_partner.empty() ? "-" : v->fwd_partner, runs);
   }
   return 0;
 }

@@ -26,6 +26,10 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--heads-kv", "heads_kv", "K/V heads for GQA/MQA (default: equal to heads). Example: --heads-kv 1", "AXIS"},
       {"--causal", "causal", "Causal mask: false, true, or both. Example: --causal both", "BOOLS|both"},
       {"--dtype", "dtype", "Element types: bf16, fp16, fp32. Example: --dtype bf16,fp16", "DTYPES"},
+      {"--pass", "pass",
+       "Passes: fwd (O, LSE), bwd (dQ, dK, dV after an untimed forward; the backward alone is timed), "
+       "fwd+bwd (both timed as one); a list. Rows of bwd and fwd+bwd run the selection's backward "
+       "variants (<family>.bwd.*). Example: --pass fwd,bwd,fwd+bwd", "PASSES"},
       {"--kernels", "kernels",
        "Kernel names, families, back ends or globs (default: every kernel of the back end in use). "
        "Example: --kernels 'cpu.fa2,cpu.standard'", "SELECTION"},

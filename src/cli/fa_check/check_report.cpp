@@ -10,8 +10,8 @@ namespace fa::check {
 
 std::string table_header() {
   return "| case | distribution | kernel | status | O max abs | O max rel | O rel L2 | LSE max abs | "
-         "LSE max rel | LSE rel L2 | O / LSE tolerance | rows |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "LSE max rel | LSE rel L2 | O / LSE tolerance | rows | dQ / dK / dV max abs (tolerance) | cols |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 }
 
 std::string table_row(const CheckRow& row) {
@@ -25,9 +25,18 @@ std::string table_row(const CheckRow& row) {
                         t.tolerance, t.lse_tolerance, m.rows_checked, m.sampled ? " sampled" : "");
     if (m.nonfinite > 0) cells += fmt::format(" ({} non-finite)", m.nonfinite);
   }
+  std::string grads = "- | -";
+  if (r.grad_errors) {
+    const GradErrors& g = *r.grad_errors;
+    auto one = [](const TensorErrors& t) {
+      return fmt::format("{:.3g} ({:.3g}){}", t.max_abs, t.tolerance,
+                         t.nonfinite > 0 ? fmt::format(" {} non-finite", t.nonfinite) : "");
+    };
+    grads = fmt::format("{} / {} / {} | {}", one(g.dq), one(g.dk), one(g.dv), g.cols_checked);
+  }
   const bool bad = r.status == Status::fail || r.status == Status::error;
-  return fmt::format("| {} | {} | {} | {}{}{} | {} |\n", r.problem.describe(), to_string(row.distribution),
-                     r.kernel, bad ? "**" : "", to_string(r.status), bad ? "**" : "", cells);
+  return fmt::format("| {} | {} | {} | {}{}{} | {} | {} |\n", r.problem.describe(), to_string(row.distribution),
+                     r.kernel, bad ? "**" : "", to_string(r.status), bad ? "**" : "", cells, grads);
 }
 
 void write_check_json(const std::string& path, const nlohmann::json& metadata, const std::vector<CheckRow>& rows) {

@@ -1,6 +1,8 @@
 #include "cli/fa_check/check_run.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -14,19 +16,32 @@ namespace fa::check {
 
 namespace {
 
+// The names of `faults` but none, for a message.
+template <typename Fault>
+std::string fault_names(const std::vector<Fault>& faults) {
+  std::string names;
+  for (Fault f : faults) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
+  return names;
+}
+
+template <typename Fault>
+const KernelVariant& planted_variant(const std::string& entry, const std::string& fault_name, const KernelVariant& v,
+                                     const std::vector<Fault>& faults, std::deque<KernelVariant>& owned) {
+  for (Fault f : faults)
+    if (to_string(f) == fault_name) return owned.emplace_back(make_faulty_cpu_variant(f, v.tile));
+  throw UsageError(fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, fault_names(faults)));
+}
+
 const KernelVariant& faulty_variant(const std::string& entry, const Registry& reg,
                                     std::deque<KernelVariant>& owned) {
   const auto plus = entry.find('+');
   const std::string base = entry.substr(0, plus), fault_name = entry.substr(plus + 1);
   const KernelVariant* v = reg.find(base);
   if (!v || v->backend != Backend::cpu || v->family != Family::fa2)
-    throw UsageError(fmt::format("--kernels '{}': faults are planted only in cpu.fa2 variants "
-                                 "(e.g. cpu.fa2.64x64+no_rescale)", entry));
-  for (CpuFault f : planted_cpu_faults())
-    if (to_string(f) == fault_name) return owned.emplace_back(make_faulty_cpu_variant(f, v->tile));
-  std::string names;
-  for (CpuFault f : planted_cpu_faults()) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
-  throw UsageError(fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, names));
+    throw UsageError(fmt::format("--kernels '{}': faults are planted only in cpu.fa2 variants, forward or "
+                                 "backward (e.g. cpu.fa2.64x64+no_rescale, cpu.fa2.bwd.64x64+no_d_term)", entry));
+  return v->pass == Pass::fwd ? planted_variant(entry, fault_name, *v, planted_cpu_faults(), owned)
+                              : planted_variant(entry, fault_name, *v, planted_cpu_bwd_faults(), owned);
 }
 
 std::string quote(const std::string& s) {
@@ -66,31 +81,33 @@ KernelSet resolve_kernels(const std::string& selection, Backend backend, const R
   return set;
 }
 
-size_t run_case(const AttnProblem& p, Distribution dist, const std::vector<const KernelVariant*>& kernels,
-                const CheckSettings& s, Executor& ex, const std::function<void(const CheckRow&)>& on_row) {
+size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribution dist,
+                const std::vector<const KernelVariant*>& kernels, const CheckSettings& s, Executor& ex,
+                const std::function<void(const CheckRow&)>& on_row) {
   SweepConfig cfg;
   cfg.distribution = dist;
   cfg.max_check_rows = s.max_check_rows;
   cfg.threads = s.threads;
   cfg.validate_only = true;
-  const bool sampled = p.seqlen_q > s.max_check_rows;
+  const bool sampled = p.seqlen_q > s.max_check_rows || p.seqlen_k > s.max_check_rows;
   SweepPlan plan;
-  std::map<int, size_t> point_of_block;  // block_m -> index in plan.points (sampled cases)
+  // (pass, block_m, block_n) -> index in plan.points. The rows and columns
+  // compared on a sampled case depend on the blocks in play, and a point with a
+  // backward computes its forward reference in the gradients' pass (the same
+  // values up to float64 rounding): grouping keeps a replay's numbers identical.
+  std::map<std::tuple<Pass, int, int>, size_t> point_of_group;
   size_t unsupported = 0;
   for (const KernelVariant* v : kernels) {
-    if (!v->supports(p).ok) {
+    if (std::find(passes.begin(), passes.end(), v->pass) == passes.end()) continue;
+    PlannedKernel k = plan_row(*v, v->pass, Registry::instance());
+    if (!v->supports(p).ok || (k.partner && !k.partner->supports(p).ok)) {
       ++unsupported;
       continue;
     }
-    const int group = sampled ? v->tile.block_m : 0;
-    auto [it, fresh] = point_of_block.try_emplace(group, plan.points.size());
+    const auto group = sampled ? std::tuple(v->pass, v->tile.block_m, v->pass == Pass::bwd ? v->tile.block_n : 0)
+                               : std::tuple(v->pass, 0, 0);
+    auto [it, fresh] = point_of_group.try_emplace(group, plan.points.size());
     if (fresh) plan.points.push_back(PlannedPoint{p, {}});
-    PlannedKernel k;
-    k.variant = v;
-    k.name = v->name;
-    k.family = v->family;
-    k.backend = v->backend;
-    k.tile = v->tile;
     plan.points[it->second].kernels.push_back(std::move(k));
   }
   if (plan.points.empty()) return unsupported;

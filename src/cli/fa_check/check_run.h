@@ -15,8 +15,9 @@
 namespace fa::check {
 
 // The kernels a --kernels selection names on one back end. Besides the
-// registry's selection syntax, "cpu.fa2.<tile>+<fault>" builds a cpu.fa2 variant
-// with a planted fault (kernels/cpu/cpu_kernels.h): never registered, so it only
+// registry's selection syntax, "cpu.fa2.<tile>+<fault>" and
+// "cpu.fa2.bwd.<tile>+<fault>" build a cpu.fa2 variant with a planted fault
+// (kernels/cpu/cpu_kernels.h, kernels/cpu/fa2_bwd.h): never registered, so it only
 // exists where fa-check is asked for it (self-test, replaying a self-test row).
 struct KernelSet {
   std::vector<const KernelVariant*> kernels;
@@ -35,12 +36,15 @@ struct CheckSettings {
   int threads = 0;
 };
 
-// One case under one distribution: every kernel of `kernels` that supports the
-// shape gives a row (to on_row); returns how many kernels did not support it.
-// Kernels are grouped by block_m when rows are sampled, so the rows compared do
-// not depend on which other kernels ran (a replay of one kernel checks the same rows).
-size_t run_case(const AttnProblem&, Distribution, const std::vector<const KernelVariant*>&,
-                const CheckSettings&, Executor&, const std::function<void(const CheckRow&)>& on_row);
+// One case under one distribution: every kernel of `kernels` whose pass is
+// among `passes` and that supports the shape (a backward: with its forward
+// partner) gives a row (to on_row); returns how many did not support it.
+// Kernels are grouped by pass, and by block_m (a backward: and block_n) when rows
+// or columns are sampled, so what is compared does not depend on which other
+// kernels ran (a replay of one kernel checks the same rows and columns).
+size_t run_case(const AttnProblem&, const std::vector<Pass>& passes, Distribution,
+                const std::vector<const KernelVariant*>&, const CheckSettings&, Executor&,
+                const std::function<void(const CheckRow&)>& on_row);
 
 // "fa-check --backend cpu --kernels K --case '...' --distribution D --seed S"
 // (+ --max-check-rows when not the default): reruns exactly this row.

@@ -76,7 +76,8 @@ int run(const Options& o, const std::string& program) {
   if (o.self_test && o.backend == "cuda")
     throw UsageError("--self-test plants faults in the CPU FA2 kernel: it runs on --backend cpu");
   if (o.self_test && !o.kernels.empty())
-    throw UsageError("--self-test chooses its own kernels (cpu.fa2.64x64 and its faulty copies); drop --kernels");
+    throw UsageError("--self-test chooses its own kernels (cpu.fa2.64x64, cpu.fa2.bwd.64x64 and their faulty "
+                     "copies); drop --kernels");
 
   std::unique_ptr<Executor> ex = cli::pick_executor(kProg, o.self_test ? "cpu" : o.backend, o.threads, 0);
   const std::vector<CheckCase> cases = select_cases(o, ex->backend());
@@ -106,7 +107,7 @@ int run(const Options& o, const std::string& program) {
           run_status = "interrupted";
           break;
         }
-        unsupported += run_case(c.problem, d, set.kernels, s, *ex, [&](const CheckRow& row) {
+        unsupported += run_case(c.problem, c.passes, d, set.kernels, s, *ex, [&](const CheckRow& row) {
           rows.push_back(row);
           std::fputs(table_row(row).c_str(), stdout);
           std::fflush(stdout);
@@ -210,8 +211,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "Write every row with metadata to this JSON file")->type_name("FILE");
   app.add_option("--csv", o.csv, "Write every row to this CSV file")->type_name("FILE");
   app.add_flag("--self-test", o.self_test,
-               "Run cpu.fa2.64x64 and copies of it with planted bugs over the suite; exit 0 only when the "
-               "clean kernel passes every case and every planted bug fails at least one");
+               "Run cpu.fa2.64x64, cpu.fa2.bwd.64x64 and copies of them with planted bugs over the suite; exit 0 "
+               "only when the clean kernels pass every case and every planted bug fails at least one");
   app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input.\n"
              "A failing row prints the command that replays it. Rule and floors: docs/CHECK.md.");
   try {

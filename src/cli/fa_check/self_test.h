@@ -1,7 +1,8 @@
 // fa-check --self-test: a check that has never caught a bug proves nothing.
-// The clean cpu.fa2.64x64 and one copy per planted fault (kernels/cpu/cpu_kernels.h)
+// The clean cpu.fa2.64x64 and cpu.fa2.bwd.64x64 and one copy of each per planted
+// fault (CpuFault in kernels/cpu/cpu_kernels.h, CpuBwdFault in kernels/cpu/fa2_bwd.h)
 // run over the suite; every fault must fail at least one case, the clean
-// kernel none.
+// kernels none.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,10 +11,10 @@
 
 namespace fa::check {
 
-// "cpu.fa2.64x64,cpu.fa2.64x64+no_rescale,...": for resolve_kernels.
+// "cpu.fa2.64x64,cpu.fa2.64x64+no_rescale,...,cpu.fa2.bwd.64x64,...": for resolve_kernels.
 std::string self_test_selection();
 // Prints which case caught which fault (and what escaped); true iff all caught
-// and the clean kernel passed everything.
+// and the clean kernels passed everything.
 bool report_self_test(const std::vector<CheckRow>&);
 
 }  // namespace fa::check

@@ -89,8 +89,9 @@ std::vector<CheckCase> load_suite(const std::string& path) {
     if (!j.is_object() || !j.contains("case") || !j["case"].is_string())
       throw UsageError(where + ": needs \"case\": \"b1 h4/2 q257 k300 d64 bf16 causal\"");
     for (const auto& [key, value] : j.items())
-      if (key != "case" && key != "distributions" && key != "quick" && key != "backend" && key != "why")
-        throw UsageError(fmt::format("{}: unknown key '{}' (case, distributions, quick, backend, why)",
+      if (key != "case" && key != "distributions" && key != "pass" && key != "quick" && key != "backend" &&
+          key != "why")
+        throw UsageError(fmt::format("{}: unknown key '{}' (case, distributions, pass, quick, backend, why)",
                                      where, key));
     CheckCase c;
     c.problem = parse_case(j["case"].get<std::string>(), where);
@@ -104,6 +105,18 @@ std::vector<CheckCase> load_suite(const std::string& path) {
         c.distributions.push_back(*dist);
       }
       if (c.distributions.empty()) throw UsageError(where + ": \"distributions\" is empty");
+    }
+    if (j.contains("pass")) {
+      c.passes.clear();
+      for (const auto& x : j["pass"]) {
+        auto ps = x.is_string() ? parse_pass(x.get<std::string>()) : std::nullopt;
+        if (!ps || *ps == Pass::fwd_bwd)
+          throw UsageError(fmt::format("{}: \"pass\" entries are fwd or bwd (fa-check does not time, so fwd+bwd "
+                                       "would check what bwd does), got {}",
+                                       where, x.dump()));
+        c.passes.push_back(*ps);
+      }
+      if (c.passes.empty()) throw UsageError(where + ": \"pass\" is empty");
     }
     if (j.contains("quick")) c.quick = j["quick"].get<bool>();
     if (j.contains("backend")) {

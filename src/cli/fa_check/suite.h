@@ -15,6 +15,9 @@ namespace fa::check {
 struct CheckCase {
   AttnProblem problem;
   std::vector<Distribution> distributions{Distribution::normal};
+  // Which variants run on it: fwd ones check O and LSE; bwd ones run after their
+  // forward partner and check dQ, dK, dV too (a fwd+bwd row would check the same).
+  std::vector<Pass> passes{Pass::fwd, Pass::bwd};
   bool quick = false;                  // part of --quick
   std::optional<Backend> backend;      // only on this back end (long GPU shapes); nullopt: any
   std::string why;                     // what the case is there to catch
@@ -24,7 +27,7 @@ struct CheckCase {
 AttnProblem parse_case(const std::string& text, const std::string& where);
 
 // Reads a suite file: {"description": ..., "cases": [{"case": "...",
-// "distributions": [...], "quick": bool, "backend": "cpu|cuda", "why": "..."}]}.
+// "distributions": [...], "pass": ["fwd", "bwd"], "quick": bool, "backend": "cpu|cuda", "why": "..."}]}.
 // UsageError with the file and the case index for anything malformed.
 std::vector<CheckCase> load_suite(const std::string& path);
 

@@ -61,10 +61,10 @@ void run_benchmark(benchmark::State& state, BenchState& s, const AttnProblem& p,
   }
   if (seconds > 0) {
     state.counters["TFLOP/s"] = p.flops() * double(n) / seconds / 1e12;
-    state.counters["model_GB/s"] = double(v.traffic(p).total()) * double(n) / seconds / 1e9;
+    state.counters["model_GB/s"] = double(v.traffic(p).value_or(Traffic{}).total()) * double(n) / seconds / 1e9;
   }
   state.counters["flops"] = p.flops();
-  state.counters["model_bytes"] = double(v.traffic(p).total());
+  state.counters["model_bytes"] = double(v.traffic(p).value_or(Traffic{}).total());
 }
 
 }  // namespace

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
     if (!f.kernels.empty()) fa::apply_override(src, "kernels", f.kernels, "--kernels");
     if (!f.backend.empty()) fa::apply_override(src, "backend", f.backend, "--backend");
     cfg = fa::resolve_config(src);
+    if (cfg.pass != std::vector<fa::Pass>{fa::Pass::fwd})
+      throw fa::UsageError(fmt::format("{}: key 'pass': fa-gbench times the forward pass only; `fa-bench sweep "
+                                       "--pass` runs the backward",
+                                       f.config));
     if (!cfg.seed) cfg.seed = 0;  // fixed inputs: repetitions and reruns time the same numbers
     ex = fa::cli::pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
     plan = fa::plan_sweep(cfg, ex->backend(), fa::Registry::instance());
