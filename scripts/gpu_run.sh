@@ -126,7 +126,7 @@ fi
 if [[ -f "$R/paper-bwd.csv" ]]; then
   echo
   python3 scripts/summarize.py "$R/paper-bwd.csv" "$R/torch-paper-bwd.csv" --pass bwd \
-    --ratio fa2/torch.flash --ratio cudnn/torch.cudnn --ratio fa1/fa2 --ratio fa3/fa2
+    --ratio fa2/torch.flash --ratio fa3/cudnn --ratio cudnn/torch.cudnn --ratio fa1/fa2 --ratio fa3/fa2
 fi
 if [[ -f "$R/gpt2.csv" ]]; then
   echo
