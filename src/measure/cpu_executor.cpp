@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/stop.h"
 
 namespace fa {
 
@@ -173,6 +174,8 @@ class CpuExecutor final : public Executor {
     } catch (const KernelError&) {
       throw;
     } catch (const OutOfMemory&) {
+      throw;
+    } catch (const Stopped&) {  // Ctrl-C or --timeout inside the kernel's parallel_for
       throw;
     } catch (const std::bad_alloc&) {
       throw OutOfMemory("host allocation inside the CPU kernel failed");

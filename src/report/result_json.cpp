@@ -1,13 +1,15 @@
 #include "report/result_json.h"
 
+#include <climits>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "report/input_file.h"
+#include "report/json_limits.h"
 
 namespace fa {
 
@@ -45,8 +47,14 @@ struct Reader {
   }
   int64_t i(const char* key) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) bad(key, "an integer");
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
+      bad(key, "an integer");
     return v.get<int64_t>();
+  }
+  int i32(const char* key) const {
+    const int64_t v = i(key);
+    if (v < INT_MIN || v > INT_MAX) bad(key, "a 32-bit integer");
+    return int(v);
   }
   uint64_t u(const char* key) const {
     const json& v = at(key);
@@ -138,19 +146,21 @@ Result result_from_json(const json& j, const std::string& where) {
   if (!be) r.bad("backend", "cpu or cuda");
   out.backend = *be;
   Reader p = r.sub("problem");
-  out.problem.batch = int(p.i("batch"));
-  out.problem.heads = int(p.i("heads"));
-  out.problem.heads_kv = int(p.i("heads_kv"));
-  out.problem.seqlen_q = int(p.i("seqlen_q"));
-  out.problem.seqlen_k = int(p.i("seqlen_k"));
-  out.problem.head_dim = int(p.i("head_dim"));
+  out.problem.batch = p.i32("batch");
+  out.problem.heads = p.i32("heads");
+  out.problem.heads_kv = p.i32("heads_kv");
+  out.problem.seqlen_q = p.i32("seqlen_q");
+  out.problem.seqlen_k = p.i32("seqlen_k");
+  out.problem.head_dim = p.i32("head_dim");
   out.problem.causal = p.b("causal");
   auto dt = parse_dtype(p.s("dtype"));
   if (!dt) p.bad("dtype", "bf16, fp16 or fp32");
   out.problem.dtype = *dt;
   out.problem.softmax_scale = float(p.d("softmax_scale"));
+  if (std::string why = out.problem.invalid_reason(); !why.empty())
+    throw UsageError(fmt::format("{}.problem: {}", where, why));
   Reader t = r.sub("tile");
-  out.tile = Tile{int(t.i("block_m")), int(t.i("block_n")), int(t.i("warps")), int(t.i("stages"))};
+  out.tile = Tile{t.i32("block_m"), t.i32("block_n"), t.i32("warps"), t.i32("stages")};
   auto st = parse_status(r.s("status"));
   if (!st) r.bad("status", "ok, unsupported, oom, error or fail");
   out.status = *st;
@@ -164,7 +174,7 @@ Result result_from_json(const json& j, const std::string& where) {
     s.p90_ms = m.d("p90_ms");
     s.mean_ms = m.d("mean_ms");
     s.stddev_ms = m.d("stddev_ms");
-    s.samples = int(m.i("samples"));
+    s.samples = m.i32("samples");
     s.noise = m.d("noise");
     s.method = m.s("method");
     out.timing = s;
@@ -193,23 +203,23 @@ Result result_from_json(const json& j, const std::string& where) {
     m.lse_tolerance = e.d("lse_tolerance");
     out.errors = m;
   }
-  out.clock_before_mhz = int(r.i("clock_before_mhz"));
-  out.clock_after_mhz = int(r.i("clock_after_mhz"));
+  out.clock_before_mhz = r.i32("clock_before_mhz");
+  out.clock_after_mhz = r.i32("clock_after_mhz");
   out.seed = r.u("seed");
   return out;
 }
 
+void check_unique_keys(const std::vector<Result>& rows, const std::string& path) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!seen.insert(rows[i].key()).second)
+      throw UsageError(fmt::format("{}: results[{}] ({} on {}) appears twice; expected one row per kernel and "
+                                   "problem",
+                                   path, i, rows[i].kernel, rows[i].problem.describe()));
+}
+
 std::vector<Result> read_results_json(const std::string& path, json* metadata) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("results file '{}' cannot be opened (missing or unreadable)", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw UsageError(fmt::format("results file '{}' is not valid JSON (byte {}): {}", path, e.byte, e.what()));
-  }
+  const json doc = parse_json_bounded(read_input_file(path, "results file", int64_t(1) << 32), path);
   if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("results"))
     throw UsageError(fmt::format("'{}' is not an fa-bench results file (no schema_version/results)", path));
   if (doc["schema_version"] != kResultsSchemaVersion)
@@ -220,6 +230,8 @@ std::vector<Result> read_results_json(const std::string& path, json* metadata) {
   std::vector<Result> rows;
   for (size_t i = 0; i < doc["results"].size(); ++i)
     rows.push_back(result_from_json(doc["results"][i], fmt::format("{}: results[{}]", path, i)));
+  if (doc.contains("metadata") && !doc["metadata"].is_object())
+    throw UsageError(fmt::format("'{}': \"metadata\" must be an object", path));
   if (metadata) *metadata = doc.contains("metadata") ? doc["metadata"] : json::object();
   return rows;
 }

@@ -10,7 +10,10 @@
 #include "check/sampling.h"
 #include "check/user_inputs.h"
 #include "core/errors.h"
+#include "core/stop.h"
+#include "measure/cpu_executor.h"
 #include "measure/throttle.h"
+#include "sweep/point_memory.h"
 #include "reference/reference.h"
 
 namespace fa {
@@ -41,7 +44,13 @@ struct PointData {
   HostInputs inputs;
   ReferenceOutputs ref;
   ErrorMetrics tolerances;  // tolerance and lse_tolerance for this point
+  double host_bytes = 0;    // point_memory(...).total()
+  int64_t host_limit = 0;   // --cpu-mem-limit, resolved
 };
+
+int64_t rows_to_check(const AttnProblem& p, const SweepConfig& c) {
+  return c.exact_check ? p.seqlen_q : std::min<int64_t>(p.seqlen_q, c.max_check_rows);
+}
 
 PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
   const AttnProblem& p = pp.problem;
@@ -55,7 +64,7 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
   std::vector<int64_t> rows;  // empty: every row
-  if (p.seqlen_q > c.max_check_rows) {
+  if (!c.exact_check && p.seqlen_q > c.max_check_rows) {
     // Sample around the largest block boundary in play, so every kernel's
     // boundary rows are among those checked.
     int block = 0;
@@ -76,6 +85,15 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
   if (Support s = v.supports(p); !s.ok) {
     row.status = Status::unsupported;
     row.reason = s.reason;
+    return;
+  }
+  // The CPU back end's workspace is host memory on top of the point's.
+  const double workspace = v.workspace_bytes ? double(v.workspace_bytes(p)) : 0;
+  if (ex.backend() == Backend::cpu && d.host_bytes + workspace > double(d.host_limit)) {
+    row.status = Status::oom;
+    row.reason = fmt::format("the point's host memory ({:.3g} GiB) and a {:.3g} GiB workspace exceed the limit of "
+                             "{} bytes (--cpu-mem-limit)",
+                             d.host_bytes / double(1 << 30), workspace / double(1 << 30), d.host_limit);
     return;
   }
   try {
@@ -160,20 +178,23 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
   if (ceiling > 0) row.matmul_fraction = row.tflops / ceiling;
 }
 
-}  // namespace
-
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
-                       double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
-  SweepOutcome out;
+void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex, double ceiling,
+                const std::set<std::string>& done, const RunnerHooks& hooks, SweepOutcome& out) {
   const size_t total = plan.rows();
   size_t finished = 0;
   bool warned_counters = false;
+  const int64_t host_limit = c.cpu_mem_limit > 0 ? c.cpu_mem_limit : default_cpu_mem_limit();
   auto emit = [&](const Result& r) {
     ++out.new_rows;
     ++finished;
     if (hooks.on_row) hooks.on_row(r);
   };
-  auto stop = [&] { return hooks.stop_requested && hooks.stop_requested(); };
+  auto stop = [&] {
+    if (hooks.stop_requested && hooks.stop_requested()) return SweepEnd::interrupted;
+    const StopReason r = stop_reason();
+    return r == StopReason::none ? SweepEnd::complete
+                                 : r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+  };
 
   for (const PlannedPoint& pp : plan.points) {
     std::vector<const PlannedKernel*> todo;
@@ -186,9 +207,9 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
       }
     }
     if (todo.empty()) continue;
-    if (stop()) {
-      out.end = SweepEnd::interrupted;
-      return out;
+    if (SweepEnd e = stop(); e != SweepEnd::complete) {
+      out.end = e;
+      return;
     }
     if (hooks.on_progress)
       hooks.on_progress(finished, total, pp.problem.describe() + ": inputs and reference");
@@ -209,20 +230,30 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
 
     std::string point_oom;
     PointData data;
-    try {
-      data = prepare_point(pp, c, seed);
-      ex.prepare(pp.problem, data.inputs);
-    } catch (const OutOfMemory& e) {
-      point_oom = e.what();
-    } catch (const std::bad_alloc&) {
-      point_oom = "host allocation for the inputs or the reference failed";
+    const PointMemory need = point_memory(pp.problem, rows_to_check(pp.problem, c), c.threads, ex.backend(),
+                                          c.user_inputs != nullptr);
+    if (need.total() > double(host_limit)) {
+      point_oom = fmt::format("host memory for this point, about {}, is over the limit of {} bytes "
+                              "(--cpu-mem-limit); nothing was allocated",
+                              need.describe(), host_limit);
+    } else {
+      try {
+        data = prepare_point(pp, c, seed);
+        data.host_bytes = need.total();
+        data.host_limit = host_limit;
+        ex.prepare(pp.problem, data.inputs);
+      } catch (const OutOfMemory& e) {
+        point_oom = e.what();
+      } catch (const std::bad_alloc&) {
+        point_oom = "host allocation for the inputs or the reference failed";
+      }
     }
     for (const auto* k : todo) {
       if (!k->variant) continue;
-      if (stop()) {
+      if (SweepEnd e = stop(); e != SweepEnd::complete) {
         ex.release();
-        out.end = SweepEnd::interrupted;
-        return out;
+        out.end = e;
+        return;
       }
       if (hooks.on_progress) hooks.on_progress(finished, total, k->name + " " + pp.problem.describe());
       Result r = base_row(pp.problem, *k, seed);
@@ -238,12 +269,29 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
         emit(r);
         out.end = SweepEnd::sticky_error;
         out.why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
-        return out;
+        return;
       }
       emit(r);
     }
     ex.release();
   }
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
+                       double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
+  SweepOutcome out;
+  try {
+    run_points(plan, c, seed, ex, ceiling, done, hooks, out);
+  } catch (const Stopped& s) {  // inside a row: the row in progress is abandoned
+    ex.release();
+    out.end = s.reason == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+  }
+  // A stop that arrives during the last row still ends the run as stopped.
+  if (out.end == SweepEnd::complete)
+    if (StopReason r = stop_reason(); r != StopReason::none)
+      out.end = r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
   return out;
 }
 

@@ -32,11 +32,13 @@ struct CheckRow {
 struct CheckSettings {
   uint64_t seed = 0;
   int64_t max_check_rows = 2048;  // full comparison up to this seqlen_q, sampled rows beyond
+  bool exact_check = false;       // every row, whatever max_check_rows says
   int threads = 0;
 };
 
 // One case under one distribution: every kernel of `kernels` that supports the
 // shape gives a row (to on_row); returns how many kernels did not support it.
+// A stop request (Ctrl-C, --timeout) ends it with fa::Stopped.
 // Kernels are grouped by block_m when rows are sampled, so the rows compared do
 // not depend on which other kernels ran (a replay of one kernel checks the same rows).
 size_t run_case(const AttnProblem&, Distribution, const std::vector<const KernelVariant*>&,
