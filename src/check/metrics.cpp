@@ -18,6 +18,10 @@ namespace {
 
 constexpr double kLseFloor = 1e-3;
 
+// A maximum in which a NaN, once seen, stays: std::max(m, NaN) would drop it
+// and report the errors around it as if nothing had gone wrong.
+double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }
+
 void check_sizes(const AttnProblem& p, size_t o, size_t lse, const char* what) {
   const size_t want_o = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
   const size_t want_lse = size_t(p.batch) * p.heads * p.seqlen_q;
@@ -84,20 +88,20 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j) / l, p.dtype);
       col.tail(n_vis - seen).setZero();
       const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
-      err.lse_max_abs = std::max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
+      err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
     }
     ColF oc = ColF::Zero(d, cn);
     if (n_vis > 0) oc.noalias() = v.topRows(n_vis).transpose() * pt;
     for (int64_t c = 0; c < cn; ++c) {
       const double* r = ref.o.data() + ((b * n_rows + c0 + c) * p.heads + h) * d;
       for (int64_t e = 0; e < d; ++e)
-        err.o_max_abs = std::max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
+        err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
     }
   });
   StandardErrors total;
   for (const auto& e : per_worker) {
-    total.o_max_abs = std::max(total.o_max_abs, e.o_max_abs);
-    total.lse_max_abs = std::max(total.lse_max_abs, e.lse_max_abs);
+    total.o_max_abs = nan_max(total.o_max_abs, e.o_max_abs);
+    total.lse_max_abs = nan_max(total.lse_max_abs, e.lse_max_abs);
   }
   return total;
 }
@@ -119,26 +123,32 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
         const float* o = out.o.data() + ((b * nq + row) * p.heads + h) * d;
         const double* r = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
         for (int64_t c = 0; c < d; ++c) {
-          if (!std::isfinite(o[c])) {  // the reference O is always finite
+          if (!std::isfinite(r[c])) {  // the reference itself broke: no figure may hide it
+            m.o_max_abs = m.o_max_rel = std::nan("");
+            continue;
+          }
+          if (!std::isfinite(o[c])) {
             ++m.nonfinite;
             continue;
           }
           const double err = std::abs(double(o[c]) - r[c]);
-          m.o_max_abs = std::max(m.o_max_abs, err);
-          m.o_max_rel = std::max(m.o_max_rel, err / (std::abs(r[c]) + rel_eps));
+          m.o_max_abs = nan_max(m.o_max_abs, err);
+          m.o_max_rel = nan_max(m.o_max_rel, err / (std::abs(r[c]) + rel_eps));
           diff2 += err * err;
           ref2 += r[c] * r[c];
         }
         const double lr = ref.lse[(size_t(b) * p.heads + h) * n_rows + ri];
         const float lo = out.lse[(size_t(b) * p.heads + h) * nq + row];
-        if (std::isinf(lr)) {  // a row that sees no key: only -inf is right
-          if (!(std::isinf(lo) && lo < 0)) m.lse_max_abs = m.lse_max_rel = INFINITY;
+        if (std::isnan(lr)) {
+          m.lse_max_abs = m.lse_max_rel = std::nan("");
+        } else if (std::isinf(lr)) {  // a row that sees no key: only -inf is right
+          if (!(std::isinf(lo) && lo < 0)) m.lse_max_abs = m.lse_max_rel = nan_max(m.lse_max_abs, INFINITY);
         } else if (!std::isfinite(lo)) {
           ++m.nonfinite;
         } else {
           const double err = std::abs(double(lo) - lr);
-          m.lse_max_abs = std::max(m.lse_max_abs, err);
-          m.lse_max_rel = std::max(m.lse_max_rel, err / (std::abs(lr) + rel_eps));
+          m.lse_max_abs = nan_max(m.lse_max_abs, err);
+          m.lse_max_rel = nan_max(m.lse_max_rel, err / (std::abs(lr) + rel_eps));
           lse_diff2 += err * err;
           lse_ref2 += lr * lr;
         }

@@ -74,7 +74,15 @@ DType dtype_of(ElemType t) {
 }
 
 float AttnProblem::scale() const {
-  return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));
+  return softmax_scale > 0 ? float(softmax_scale) : 1.0f / std::sqrt(float(head_dim));
+}
+
+double AttnProblem::scale_f64() const {
+  return softmax_scale > 0 ? softmax_scale : 1.0 / std::sqrt(double(head_dim));
+}
+
+void AttnProblem::set_recorded_scale(double recorded) {
+  softmax_scale = recorded == 1.0 / std::sqrt(double(head_dim)) ? 0 : recorded;
 }
 
 double AttnProblem::flops() const {
@@ -92,7 +100,8 @@ std::string AttnProblem::invalid_reason() const {
   if (seqlen_k <= 0) return fmt::format("seqlen_k must be > 0 (got {})", seqlen_k);
   if (head_dim <= 0 || head_dim > 1024)
     return fmt::format("head_dim must be in 1..1024 (got {})", head_dim);
-  if (softmax_scale < 0.f) return fmt::format("softmax_scale must be >= 0 (got {})", softmax_scale);
+  if (!(softmax_scale >= 0) || std::isinf(softmax_scale))
+    return fmt::format("softmax_scale must be finite and >= 0 (got {})", softmax_scale);
   return "";
 }
 

@@ -100,7 +100,9 @@ const std::vector<Column>& columns() {
                if (!d) throw UsageError(fmt::format("column 'dtype': unknown '{}'", s));
                r.problem.dtype = *d;
              }},
-      FA_DBL("softmax_scale", r.problem.softmax_scale),
+      Column{"softmax_scale", [](const Result& r) { return d2s(r.problem.scale_f64()); },
+             // head_dim precedes it in the columns, so the default scale is recognised.
+             [](Result& r, const std::string& s) { r.problem.set_recorded_scale(s2d(s, "softmax_scale")); }},
       FA_INT("block_m", r.tile.block_m),
       FA_INT("block_n", r.tile.block_n),
       FA_INT("warps", r.tile.warps),

@@ -94,7 +94,7 @@ json result_to_json(const Result& r) {
   j["problem"] = {{"batch", p.batch},       {"heads", p.heads},       {"heads_kv", p.heads_kv},
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
-                  {"softmax_scale", num(p.softmax_scale)}};
+                  {"softmax_scale", num(p.scale_f64())}};
   j["tile"] = {{"block_m", r.tile.block_m}, {"block_n", r.tile.block_n},
                {"warps", r.tile.warps},     {"stages", r.tile.stages}};
   j["status"] = std::string(to_string(r.status));
@@ -156,7 +156,7 @@ Result result_from_json(const json& j, const std::string& where) {
   auto dt = parse_dtype(p.s("dtype"));
   if (!dt) p.bad("dtype", "bf16, fp16 or fp32");
   out.problem.dtype = *dt;
-  out.problem.softmax_scale = float(p.d("softmax_scale"));
+  out.problem.set_recorded_scale(p.d("softmax_scale"));
   if (std::string why = out.problem.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("{}.problem: {}", where, why));
   Reader t = r.sub("tile");
