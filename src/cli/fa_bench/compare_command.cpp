@@ -53,6 +53,7 @@ int run_compare(CompareCliOptions o) {
   std::string md = compare_markdown(rep, o.rule, o.baseline, o.current);
   fmt::print("{}", md);
   if (o.md && *o.md != "-") write_output(*o.md, md);
+  if (!rep.run_problem.empty()) print_error("fa-bench", rep.run_problem);
   return rep.failed() ? kExitFailure : kExitOk;
 }
 
