@@ -45,7 +45,7 @@ Result full_row() {
   r.model_bandwidth_gbps = 3999.5;
   r.traffic_measured = Traffic{7, 8};
   r.traffic_measured_source = "cpu-count";
-  r.l2_hit_rate = 63.75;
+  r.l2_hit_rate_pct = 63.75;
   r.peak_extra_bytes = 65536;
   ErrorMetrics e;
   e.o_max_abs = std::numeric_limits<double>::infinity();
@@ -110,7 +110,7 @@ void expect_equal(const Result& a, const Result& b) {
     EXPECT_EQ(a.traffic_measured->write_bytes, b.traffic_measured->write_bytes);
   }
   EXPECT_EQ(a.traffic_measured_source, b.traffic_measured_source);
-  EXPECT_EQ(a.l2_hit_rate, b.l2_hit_rate);
+  EXPECT_EQ(a.l2_hit_rate_pct, b.l2_hit_rate_pct);
   EXPECT_EQ(a.peak_extra_bytes, b.peak_extra_bytes);
   ASSERT_EQ(a.errors.has_value(), b.errors.has_value());
   if (a.errors) {
@@ -163,7 +163,7 @@ TEST(Report, JsonAndCsvRoundTripEveryField) {
 TEST(Report, CsvHeaderUsesTheFieldNames) {
   const auto& cols = csv_columns();
   for (const char* name : {"seqlen_q", "head_dim", "block_m", "median_ms", "p10_ms", "tflops",
-                           "traffic_model_read_bytes", "traffic_measured_write_bytes", "l2_hit_rate", "o_max_abs",
+                           "traffic_model_read_bytes", "traffic_measured_write_bytes", "l2_hit_rate_pct", "o_max_abs",
                            "tolerance", "peak_extra_bytes", "seed"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), name), cols.end()) << name;
 }
@@ -175,9 +175,10 @@ TEST(Report, ReadingRejectsWhatItDidNotWrite) {
     write_file_atomic(p, text);
     return p;
   };
-  EXPECT_THROW(read_results_json(write("v2.json", R"({"schema_version": 2, "results": []})"), nullptr), UsageError);
-  EXPECT_THROW(read_results_json(write("trunc.json", R"({"schema_version": 1, "results": [)"), nullptr), UsageError);
-  EXPECT_THROW(read_results_json(write("row.json", R"({"schema_version": 1, "results": [{"kernel": "x"}]})"), nullptr),
+  EXPECT_THROW(read_results_json(write("v1.json", R"({"schema_version": 1, "results": []})"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("v3.json", R"({"schema_version": 3, "results": []})"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("trunc.json", R"({"schema_version": 2, "results": [)"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("row.json", R"({"schema_version": 2, "results": [{"kernel": "x"}]})"), nullptr),
                UsageError);
   EXPECT_THROW(read_results_json((dir / "absent.json").string(), nullptr), UsageError);
   EXPECT_THROW(read_results_csv(write("bad.csv", "kernel,nonsense\nx,y\n")), UsageError);

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
 #include "report/input_file.h"
 #include "report/json_limits.h"
+#include "report/row_values.h"
 
 namespace fa {
 
@@ -18,7 +20,8 @@ using nlohmann::json;
 namespace {
 
 // JSON has no NaN/Inf; nlohmann would write null and lose the difference
-// between "not measured" and "infinite error", so write them as strings.
+// between "not measured" (null) and a measured infinite or NaN error, so those
+// are written as the strings "inf", "-inf", "nan".
 json num(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -78,9 +81,20 @@ struct Reader {
     return Reader{v, where + "." + key};
   }
   bool null(const char* key) const { return at(key).is_null(); }
+  // The key must be there; null stands for "absent" (src/report/row_values.h).
+  double d_or(const char* key, double absent) const { return null(key) ? absent : d(key); }
+  int i32_or(const char* key, int absent) const { return null(key) ? absent : i32(key); }
+  std::string s_or(const char* key, const std::string& absent) const { return null(key) ? absent : s(key); }
 };
 
 json traffic_json(const Traffic& t) { return {{"read_bytes", t.read_bytes}, {"write_bytes", t.write_bytes}}; }
+
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  if constexpr (std::is_same_v<T, double>) return num(*v);
+  else return *v;
+}
 Traffic traffic_from(const Reader& r) { return Traffic{r.i("read_bytes"), r.i("write_bytes")}; }
 
 }  // namespace
@@ -95,10 +109,13 @@ json result_to_json(const Result& r) {
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
                   {"softmax_scale", num(p.scale_f64())}};
-  j["tile"] = {{"block_m", r.tile.block_m}, {"block_n", r.tile.block_n},
-               {"warps", r.tile.warps},     {"stages", r.tile.stages}};
+  namespace rv = row_values;
+  j["tile"] = {{"block_m", or_null(rv::tile_field(r.tile.block_m))},
+               {"block_n", or_null(rv::tile_field(r.tile.block_n))},
+               {"warps", or_null(rv::tile_field(r.tile.warps))},
+               {"stages", or_null(rv::tile_field(r.tile.stages))}};
   j["status"] = std::string(to_string(r.status));
-  j["reason"] = r.reason;
+  j["reason"] = or_null(rv::text(r.reason));
   if (r.timing) {
     const TimingSummary& t = *r.timing;
     j["timing"] = {{"median_ms", num(t.median_ms)}, {"min_ms", num(t.min_ms)},
@@ -109,14 +126,14 @@ json result_to_json(const Result& r) {
   } else {
     j["timing"] = nullptr;
   }
-  j["tflops"] = num(r.tflops);
-  j["matmul_fraction"] = num(r.matmul_fraction);
+  j["tflops"] = or_null(rv::tflops(r));
+  j["matmul_fraction"] = or_null(rv::matmul_fraction(r));
   j["traffic_model"] = traffic_json(r.traffic_model);
-  j["model_bandwidth_gbps"] = num(r.model_bandwidth_gbps);
+  j["model_bandwidth_gbps"] = or_null(rv::model_bandwidth_gbps(r));
   j["traffic_measured"] = r.traffic_measured ? traffic_json(*r.traffic_measured) : json(nullptr);
-  j["traffic_measured_source"] = r.traffic_measured_source;
-  j["l2_hit_rate"] = r.l2_hit_rate ? json(*r.l2_hit_rate) : json(nullptr);
-  j["peak_extra_bytes"] = r.peak_extra_bytes;
+  j["traffic_measured_source"] = or_null(rv::text(r.traffic_measured_source));
+  j["l2_hit_rate_pct"] = or_null(r.l2_hit_rate_pct);
+  j["peak_extra_bytes"] = or_null(rv::peak_extra_bytes(r));
   if (r.errors) {
     const ErrorMetrics& e = *r.errors;
     j["errors"] = {{"o_max_abs", num(e.o_max_abs)},     {"o_max_rel", num(e.o_max_rel)},
@@ -127,8 +144,8 @@ json result_to_json(const Result& r) {
   } else {
     j["errors"] = nullptr;
   }
-  j["clock_before_mhz"] = r.clock_before_mhz;
-  j["clock_after_mhz"] = r.clock_after_mhz;
+  j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
+  j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
   j["seed"] = r.seed;
   j["key"] = r.key();  // redundant but lets jq / scripts pair rows without our code
   return j;
@@ -160,11 +177,11 @@ Result result_from_json(const json& j, const std::string& where) {
   if (std::string why = out.problem.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("{}.problem: {}", where, why));
   Reader t = r.sub("tile");
-  out.tile = Tile{t.i32("block_m"), t.i32("block_n"), t.i32("warps"), t.i32("stages")};
+  out.tile = Tile{t.i32_or("block_m", 0), t.i32_or("block_n", 0), t.i32_or("warps", 0), t.i32_or("stages", 0)};
   auto st = parse_status(r.s("status"));
   if (!st) r.bad("status", "ok, unsupported, oom, error or fail");
   out.status = *st;
-  out.reason = r.s("reason");
+  out.reason = r.s_or("reason", "");
   if (!r.null("timing")) {
     Reader m = r.sub("timing");
     TimingSummary s;
@@ -179,15 +196,14 @@ Result result_from_json(const json& j, const std::string& where) {
     s.method = m.s("method");
     out.timing = s;
   }
-  out.tflops = r.d("tflops");
-  out.matmul_fraction = r.d("matmul_fraction");
+  out.tflops = r.d_or("tflops", 0);
+  out.matmul_fraction = r.d_or("matmul_fraction", 0);
   out.traffic_model = traffic_from(r.sub("traffic_model"));
-  out.model_bandwidth_gbps = r.d("model_bandwidth_gbps");
+  out.model_bandwidth_gbps = r.d_or("model_bandwidth_gbps", 0);
   if (!r.null("traffic_measured")) out.traffic_measured = traffic_from(r.sub("traffic_measured"));
-  out.traffic_measured_source = r.s("traffic_measured_source");
-  // Absent in files written before the column existed.
-  if (r.j.contains("l2_hit_rate") && !r.null("l2_hit_rate")) out.l2_hit_rate = r.d("l2_hit_rate");
-  out.peak_extra_bytes = r.i("peak_extra_bytes");
+  out.traffic_measured_source = r.s_or("traffic_measured_source", "");
+  if (!r.null("l2_hit_rate_pct")) out.l2_hit_rate_pct = r.d("l2_hit_rate_pct");
+  out.peak_extra_bytes = r.null("peak_extra_bytes") ? -1 : r.i("peak_extra_bytes");
   if (!r.null("errors")) {
     Reader e = r.sub("errors");
     ErrorMetrics m;
@@ -203,8 +219,8 @@ Result result_from_json(const json& j, const std::string& where) {
     m.lse_tolerance = e.d("lse_tolerance");
     out.errors = m;
   }
-  out.clock_before_mhz = r.i32("clock_before_mhz");
-  out.clock_after_mhz = r.i32("clock_after_mhz");
+  out.clock_before_mhz = r.i32_or("clock_before_mhz", -1);
+  out.clock_after_mhz = r.i32_or("clock_after_mhz", -1);
   out.seed = r.u("seed");
   return out;
 }

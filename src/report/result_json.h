@@ -10,7 +10,9 @@
 
 namespace fa {
 
-constexpr int kResultsSchemaVersion = 1;
+// 2: absent values are null (not 0, -1 or ""), l2_hit_rate became
+// l2_hit_rate_pct, softmax_scale is the scale used.
+constexpr int kResultsSchemaVersion = 2;
 
 nlohmann::json result_to_json(const Result&);
 // Throws UsageError naming the missing/mistyped field (context: `where`).

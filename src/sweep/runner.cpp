@@ -149,7 +149,7 @@ void run_kernel(const PlannedKernel& k, const PointData& d, const SweepConfig& c
       if (auto t = ex.measure_dram(launch, &why)) {
         row.traffic_measured = t->bytes;
         row.traffic_measured_source = "cupti";
-        if (t->l2_hit_rate >= 0) row.l2_hit_rate = t->l2_hit_rate;
+        if (t->l2_hit_rate >= 0) row.l2_hit_rate_pct = t->l2_hit_rate;
       } else if (!warned_counters) {
         warned_counters = true;
         if (hooks.note) hooks.note("--counters: DRAM counters cannot be read: " + why);
