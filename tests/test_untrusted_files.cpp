@@ -13,6 +13,7 @@
 #include "check/user_inputs.h"
 #include "core/errors.h"
 #include "process_util.h"
+#include "test_util.h"
 #include "report/json_limits.h"
 
 namespace fa {
@@ -76,15 +77,7 @@ TEST(UntrustedFiles, NlohmannExceptionsNameTheFileAndKey) {
   }
 }
 
-std::string npy_v1(const std::string& dict, const std::string& data) {
-  std::string h = dict;
-  while ((10 + h.size() + 1) % 64) h += ' ';
-  h += '\n';
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out += char(h.size() & 0xFF);
-  out += char(h.size() >> 8);
-  return out + h + data;
-}
+using test::npy_v1;
 
 TEST(UntrustedFiles, NpyHeadersAreCheckedBeforeAllocating) {
   auto dir = test::temp_dir("npy_header");

@@ -5,11 +5,14 @@
 // file as it was.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 
 #include "core/errors.h"
+#include "measure/traffic.h"
 #include "process_util.h"
+#include "test_util.h"
 #include "sweep/config.h"
 
 namespace fa {
@@ -17,16 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-template <typename F>
-std::string usage_message(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UsageError";
-  return "";
-}
+using test::usage_message;
 
 std::string flag_error(const std::string& key, const std::string& flag, const std::string& text) {
   ConfigSource src;
@@ -105,6 +99,24 @@ TEST(Validate, AxisListsAndPointCountsAreBounded) {
   apply_override(src, "batch", "1:32:+1", "--batch");
   const std::string msg = usage_message([&] { expand_points(resolve_config(src)); });
   EXPECT_NE(msg.find("524288 points"), std::string::npos) << msg;
+}
+
+// Past 2^52 multiply-adds the FLOP and modelled byte counts overflow int64
+// (UBSan found it in the traffic model at seqlen 2^31 - 1): such a point is
+// bad input; the largest one allowed is modelled without overflow.
+TEST(Validate, PointsTooLargeToCountAreRejected) {
+  AttnProblem p;
+  p.seqlen_q = p.seqlen_k = INT_MAX;
+  p.head_dim = 16;
+  EXPECT_NE(p.invalid_reason().find("beyond 2^52"), std::string::npos) << p.invalid_reason();
+  p.seqlen_q = p.seqlen_k = 1 << 22;
+  p.head_dim = 256;  // 2^22 * 2^22 * 256 = 2^52 exactly
+  ASSERT_EQ(p.invalid_reason(), "");
+  for (Family f : {Family::standard, Family::fa1, Family::fa2}) {
+    const Traffic t = traffic_model(f, p, Tile{16, 16, 4, 0});
+    EXPECT_GT(t.read_bytes, 0) << to_string(f);
+    EXPECT_GT(t.write_bytes, 0) << to_string(f);
+  }
 }
 
 TEST(Validate, EmptyNamesAreRejected) {

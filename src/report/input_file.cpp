@@ -13,8 +13,8 @@
 
 namespace fa {
 
-namespace {
-const char* kind_of(mode_t m) {
+const char* file_kind(unsigned mode) {
+  const mode_t m = mode_t(mode);
   if (S_ISDIR(m)) return "a directory";
   if (S_ISFIFO(m)) return "a FIFO";
   if (S_ISCHR(m)) return "a character device";
@@ -22,7 +22,6 @@ const char* kind_of(mode_t m) {
   if (S_ISSOCK(m)) return "a socket";
   return "not a regular file";
 }
-}  // namespace
 
 int64_t check_input_file(const std::string& path, const std::string& what) {
   if (path.empty()) throw UsageError(fmt::format("{}: empty file name", what));
@@ -30,7 +29,7 @@ int64_t check_input_file(const std::string& path, const std::string& what) {
   if (stat(path.c_str(), &st) != 0)
     throw UsageError(fmt::format("{} '{}' cannot be read: {}", what, path, std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    throw UsageError(fmt::format("{} '{}' is {}; expected a regular file", what, path, kind_of(st.st_mode)));
+    throw UsageError(fmt::format("{} '{}' is {}; expected a regular file", what, path, file_kind(st.st_mode)));
   return int64_t(st.st_size);
 }
 

@@ -7,6 +7,10 @@
 
 namespace fa {
 
+// "a directory", "a FIFO", "a character device", ... for a stat mode that is
+// not a regular file (messages about inputs and outputs).
+const char* file_kind(unsigned mode);
+
 // UsageError "<what> '<path>' ..." when the path is empty, missing, a folder,
 // or not a regular file (FIFO, device, socket; links are followed). Returns its size.
 int64_t check_input_file(const std::string& path, const std::string& what);

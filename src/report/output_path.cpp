@@ -10,21 +10,13 @@
 
 #include "core/errors.h"
 #include "report/atomic_file.h"
+#include "report/input_file.h"
 
 namespace fa {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* special_kind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 struct Identity {
   std::string canonical;  // absolute, '.', '..' and links resolved
@@ -58,7 +50,7 @@ std::string unwritable_file(const std::string& path) {
   // stat follows every link the kernel knows, /proc/self/fd/1 included.
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return fmt::format("it is {}; expected a regular file, or - for standard output", special_kind(st.st_mode));
+    return fmt::format("it is {}; expected a regular file, or - for standard output", file_kind(st.st_mode));
   const std::string target = resolve_links(path);
   fs::path dir = fs::path(target).parent_path();
   if (dir.empty()) dir = ".";
@@ -116,7 +108,7 @@ void check_output_folder(const PathUse& folder, const std::vector<PathUse>& othe
   }
   if (!S_ISDIR(st.st_mode))
     throw UsageError(fmt::format("{}: cannot create files in '{}': '{}' is {}; expected a folder", folder.flag,
-                                 folder.path, p.string(), special_kind(st.st_mode)));
+                                 folder.path, p.string(), file_kind(st.st_mode)));
   if (access(p.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{}: cannot create files in '{}': '{}' is not writable", folder.flag,
                                  folder.path, p.string()));
