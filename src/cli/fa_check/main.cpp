@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
   app.add_flag("--self-test", o.self_test,
                "Run cpu.fa2.64x64 and copies of it with planted bugs over the suite; exit 0 only when the "
                "clean kernel passes every case and every planted bug fails at least one");
-  app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input.\n"
+  app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input "
+             "(nothing run or written), 124 --timeout passed, 130 interrupted.\n"
              "A failing row prints the command that replays it. Rule and floors: docs/CHECK.md.");
   try {
     app.parse(argc, argv);
