@@ -44,7 +44,7 @@ def arg(text):
     return os.fsdecode(unescape(text.replace("{src}", ROOT)))
 
 
-# --- helpers a `gen` expression may use ---------------------------------------------------------
+# --- functions a `gen` expression may use ---------------------------------------------------------
 
 def npy(shape, descr="<f4", fill=0.5, values=None, header=None, data=None, version=1,
         fortran="False", magic=b"\x93NUMPY"):

@@ -1,4 +1,4 @@
-// Small helpers shared by the test files: the message of an expected UsageError,
+// Small functions shared by the test files: the message of an expected UsageError,
 // and the bytes of a version-1 .npy file with any header dict.
 #pragma once
 #include <string>
