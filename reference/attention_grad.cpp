@@ -65,7 +65,7 @@ void check_sizes(const AttnProblem& p, const HostInputs& in) {
 void rows_pass(const AttnProblem& p, const KvHead& kv, QueryHead& qh, const std::vector<int64_t>& rows,
                SampledGrads& g, HostOutputs* forward, ReferenceOutputs* forward_rows, int threads) {
   const int64_t nq = p.seqlen_q, d = p.head_dim, n_rows = int64_t(rows.size());
-  const double scale = double(p.scale());
+  const double scale = p.scale_f64();
   const int64_t chunk = kRowsPerChunk, n_chunks = (nq + chunk - 1) / chunk;
   parallel_for(n_chunks, threads, [&](int64_t task, int) {
     const int64_t r0 = task * chunk, cn = std::min(chunk, nq - r0);
@@ -80,7 +80,8 @@ void rows_pass(const AttnProblem& p, const KvHead& kv, QueryHead& qh, const std:
         qh.lse[r0 + c] = kNegInf;
         continue;
       }
-      const double m = col.head(seen).maxCoeff();
+      // PropagateNaN: a NaN score (non-finite inputs) must reach LSE and the gradients, not vanish from the max.
+      const double m = col.head(seen).maxCoeff<Eigen::PropagateNaN>();
       col.head(seen) = (col.head(seen).array() - m).exp();
       col.tail(n_vis - seen).setZero();
       const double l = col.head(seen).sum();
@@ -205,7 +206,7 @@ SampledGrads reference_backward(const AttnProblem& p, const HostInputs& in, std:
       const KvHead kv{b, hk, ref::load_head(in.k, nk, p.heads_kv, int(d), b, hk),
                       ref::load_head(in.v, nk, p.heads_kv, int(d), b, hk)};
       for (int h = hk * group; h < (hk + 1) * group; ++h) {
-        QueryHead qh{b, h, ref::load_head(in.q, nq, p.heads, int(d), b, h, double(p.scale())),
+        QueryHead qh{b, h, ref::load_head(in.q, nq, p.heads, int(d), b, h, p.scale_f64()),
                      ref::load_head(in.dout, nq, p.heads, int(d), b, h), std::vector<double>(nq),
                      std::vector<double>(nq)};
         rows_pass(p, kv, qh, g.rows, g, forward, forward_rows, threads);

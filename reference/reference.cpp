@@ -38,7 +38,9 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
   out.o.assign(size_t(p.batch) * n_rows * p.heads * d, 0.0);
   out.lse.assign(size_t(p.batch) * p.heads * n_rows, 0.0);
 
-  const double scale = double(p.scale());
+  // The exact scale, not the float32 one the kernels are given (for head_dim
+  // 128 they differ in the 8th digit).
+  const double scale = p.scale_f64();
   const int group = p.heads / p.heads_kv;
   const int64_t chunk_rows = ref::rows_per_chunk(n_rows, group, threads);
   const int64_t n_chunks = (n_rows + chunk_rows - 1) / chunk_rows;
@@ -74,7 +76,8 @@ ReferenceOutputs reference_forward(const AttnProblem& p, const HostInputs& in,
             lse = neg_inf;
             continue;
           }
-          const double m = col.head(seen).maxCoeff();
+          // PropagateNaN: a NaN score (non-finite inputs) must reach O and LSE, not vanish from the max.
+          const double m = col.head(seen).maxCoeff<Eigen::PropagateNaN>();
           col.head(seen) = (col.head(seen).array() - m).exp();
           col.tail(n_vis - seen).setZero();
           const double l = col.head(seen).sum();

@@ -16,5 +16,8 @@ mkdir -p "$here/tests/data/ci"
 # stay the same. Threads 1: the numbers are the same at any thread count (every
 # CPU kernel and the reference reduce each row in a fixed order), 1 is simply the
 # most portable choice.
-"$here/$build/fa-bench" sweep --config "$here/configs/smoke.json" --backend cpu --seed "$seed" \
-  --threads 1 --max-seconds 0.02 --json "$here/tests/data/ci/smoke-baseline.json"
+# From the repository root with relative paths: the recorded command line names no
+# machine's folders.
+cd "$here"
+"$build/fa-bench" sweep --config configs/smoke.json --backend cpu --seed "$seed" \
+  --threads 1 --max-seconds 0.02 --json tests/data/ci/smoke-baseline.json

@@ -39,7 +39,9 @@ def memory_table(rows):
         if r["status"] != "ok":
             cells[key] = (r["status"], "")
         else:
-            cells[key] = (f"{float(r['peak_extra_bytes']) / MIB:.1f}", f"{float(r['median_ms']):.3f}{_star(r, max_mhz)}")
+            peak = r.get("peak_extra_bytes", "")  # empty: the back end could not say
+            cells[key] = (f"{float(peak) / MIB:.1f}" if peak not in ("", None) else "",
+                          f"{float(r['median_ms']):.3f}{_star(r, max_mhz)}")
     head = ["seqlen"] + [f"{f} {unit}" for f in families for unit in ("MiB", "ms")]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for seqlen in sorted({s for s, _ in cells}):
@@ -54,7 +56,7 @@ def _gb(value):
     return f"{float(value) / 1e9:.3f}" if value not in ("", None) and float(value) >= 0 else ""
 
 
-def _percent(value):  # the CSV holds a percentage, -1 where the counters were not read
+def _percent(value):  # a percentage; empty (files before schema 2: -1) where the counters were not read
     return f"{float(value):.1f}" if value not in ("", None) and float(value) >= 0 else ""
 
 
@@ -67,12 +69,12 @@ def traffic_table(rows):
         if r["status"] != "ok":
             out.append(f"| {r['kernel']} | {r['status']} |" + " |" * (len(head) - 2))
             continue
-        hit = _percent(r.get("l2_hit_rate"))
+        hit = _percent(r.get("l2_hit_rate_pct", r.get("l2_hit_rate")))  # the older name in files before schema 2
         out.append("| " + " | ".join([
             r["kernel"], f"{float(r['median_ms']):.3f}{_star(r, max_mhz)}", f"{float(r['tflops']):.1f}",
             _gb(r["traffic_model_read_bytes"]), _gb(r["traffic_model_write_bytes"]),
             _gb(r.get("traffic_measured_read_bytes")), _gb(r.get("traffic_measured_write_bytes")), hit,
-            r.get("peak_extra_bytes", "")]) + " |")
+            r.get("peak_extra_bytes") or ""]) + " |")
     return out
 
 

@@ -54,7 +54,7 @@ COLUMNS = ("kernel family backend pass batch heads heads_kv seqlen_q seqlen_k he
            "mean_ms stddev_ms samples noise timing_method tflops matmul_fraction "
            "traffic_model_read_bytes traffic_model_write_bytes model_bandwidth_gbps "
            "traffic_measured_read_bytes traffic_measured_write_bytes traffic_measured_source "
-           "peak_extra_bytes o_max_abs o_max_rel o_rel_l2 lse_max_abs lse_max_rel nonfinite "
+           "l2_hit_rate_pct peak_extra_bytes o_max_abs o_max_rel o_rel_l2 lse_max_abs lse_max_rel nonfinite "
            "rows_checked sampled tolerance clock_before_mhz clock_after_mhz seed").split()
 
 FAMILY = {"flash": "fa2", "efficient": "fa2", "cudnn": "cudnn", "math": "standard"}
@@ -276,7 +276,9 @@ def main():
                                               f"{HOLD_US[pass_]} us stream hold"),
                                tflops=attention_flops(b, h, nq, nk, d, pt["causal"], pass_)
                                / (summ["median_ms"] * 1e-3) / 1e12,
-                               clock_before_mhz=clock_before, clock_after_mhz=clock_after,
+                               # A clock NVML could not read is an empty cell, as fa-bench writes it.
+                               clock_before_mhz=clock_before if clock_before > 0 else "",
+                               clock_after_mhz=clock_after if clock_after > 0 else "",
                                reason=throttle_reason(clock_before, clock_after, max_clock))
                 except torch.OutOfMemoryError as e:
                     row.update(status="oom", reason=str(e).splitlines()[0][:200])

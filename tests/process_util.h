@@ -1,8 +1,10 @@
 // Running the real fa-bench binary from tests: exit code, stdout, stderr.
 #pragma once
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -51,9 +53,34 @@ inline pid_t spawn(const std::string& exe, const std::vector<std::string>& args,
   return pid;
 }
 
-inline ProcResult wait_for(pid_t pid, const std::filesystem::path& dir) {
+inline ProcResult wait_for(pid_t pid, const std::filesystem::path& dir, struct rusage* usage = nullptr) {
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  if (usage) *usage = ru;
+  ProcResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp((dir / "stdout.txt").string());
+  r.err = slurp((dir / "stderr.txt").string());
+  return r;
+}
+
+// Waits at most `seconds`; a process still running then is killed (SIGKILL) and
+// reported with code -1, so a test of "answers at once" fails instead of hanging.
+inline ProcResult wait_at_most(pid_t pid, const std::filesystem::path& dir, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ProcResult r;
+      r.code = -1;
+      r.err = slurp((dir / "stderr.txt").string());
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   ProcResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp((dir / "stdout.txt").string());

@@ -118,8 +118,8 @@ TEST(Compare, PairsByPass) {
   Result b_bwd = row("cpu.fa2.bwd.64x64", 1.0), b_both = row("cpu.fa2.bwd.64x64", 2.0);
   b_bwd.pass = Pass::bwd;
   b_both.pass = Pass::fwd_bwd;
-  Result c_bwd = b_bwd, c_both = b_both;
-  c_both.timing->median_ms = c_both.timing->p10_ms = c_both.timing->p90_ms = 3.0;
+  Result c_bwd = b_bwd, c_both = row("cpu.fa2.bwd.64x64", 3.0);
+  c_both.pass = Pass::fwd_bwd;
   CompareReport rep = compare_results({b_bwd, b_both}, {c_both, c_bwd}, {});
   ASSERT_EQ(rep.pairs.size(), 2u);
   EXPECT_EQ(rep.missing, 0);
@@ -180,6 +180,66 @@ TEST(Compare, MarkdownListsRegressionsFirst) {
   const std::string md = compare_markdown(rep, {}, "base.json", "cur.json");
   EXPECT_NE(md.find("REGRESSION"), std::string::npos);
   EXPECT_LT(md.find("| bad |"), md.find("| ok |"));
+}
+
+TEST(Compare, TheReportOwnsItsData) {
+  CompareReport rep;
+  {
+    std::vector<Result> base = {row("kernel_a", 1.0), row("kernel_b", 2.0)};
+    std::vector<Result> cur = {row("kernel_a", 1.5), row("kernel_b", 2.0)};
+    rep = compare_results(base, cur, {});
+  }  // the vectors are gone; the report must not point into them
+  const std::string md = compare_markdown(rep, {}, "b.json", "c.json");
+  EXPECT_NE(md.find("| kernel_a |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 1.5 |"), std::string::npos) << md;
+}
+
+TEST(Compare, TooFewSamplesOrUnsettledTimingIsAmbiguous) {
+  Result b = row("k", 1.0), c = row("k", 2.0);
+  b.timing->samples = c.timing->samples = 3;  // a run that stopped early
+  CompareReport rep = compare_one(b, c);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::ambiguous);
+  EXPECT_NE(rep.pairs[0].why.find("samples"), std::string::npos);
+  rep = compare_one(row("k", 1.0), row("k", 2.0, 0.4));  // spread +-40%: did not settle
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::ambiguous);
+  EXPECT_FALSE(rep.failed());
+}
+
+// What a loaded host does between runs (measured on identical CPU reruns): the
+// current's median lands among preempted samples, 10x, with a spread far past
+// what a settled timing shows; or the median moves while the fastest samples
+// stay where they were.
+TEST(Compare, AMedianMovedByLoadAloneIsNotSlower) {
+  Result b = row("k", 0.42, 0.1), c = row("k", 4.4, 0.9);
+  c.timing->min_ms = 0.56;
+  CompareReport rep = compare_one(b, c);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::ambiguous);
+  EXPECT_FALSE(rep.failed());
+  c = row("k", 0.6, 0.1);
+  c.timing->min_ms = b.timing->min_ms * 1.01;
+  rep = compare_one(b, c);
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::ambiguous);
+  EXPECT_FALSE(rep.failed());
+}
+
+// Every row 3x slower but each with a spread too wide for a verdict: no pair
+// can tell, the run as a whole can.
+TEST(Compare, EveryRowThreeTimesSlowerWithWideNoiseFails) {
+  std::vector<Result> base, cur;
+  for (int i = 0; i < 12; ++i) {
+    base.push_back(row("k", 1.0 + i, 0.5, 64 + i));
+    cur.push_back(row("k", 3.0 * (1.0 + i), 0.5, 64 + i));
+  }
+  CompareReport rep = compare_results(base, cur, {});
+  EXPECT_EQ(rep.ambiguous, 12);
+  EXPECT_EQ(rep.slower, 0);
+  EXPECT_TRUE(rep.failed());
+  EXPECT_NE(rep.run_problem.find("median ratio 3.000 over 12 timed pairs, 12 slower and 0 faster"), std::string::npos)
+      << rep.run_problem;
+  // The same noise without a shift: neither a pair nor the run fails.
+  std::vector<Result> again;
+  for (int i = 0; i < 12; ++i) again.push_back(row("k", (1.0 + i) * (i % 2 ? 1.3 : 0.75), 0.5, 64 + i));
+  EXPECT_FALSE(compare_results(base, again, {}).failed());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "process_util.h"
+#include "test_util.h"
 #include "sweep/axis.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
@@ -22,16 +23,7 @@ std::string write_file(const std::filesystem::path& dir, const std::string& name
   return p.string();
 }
 
-template <typename F>
-std::string usage_message(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UsageError";
-  return "";
-}
+using test::usage_message;
 
 TEST(Axis, MultiplicativeAndAdditiveRanges) {
   EXPECT_EQ(parse_int_axis("512:16384:x2", "seqlen"),

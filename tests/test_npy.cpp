@@ -10,6 +10,7 @@
 #include "check/half.h"
 #include "check/npy.h"
 #include "core/errors.h"
+#include "test_util.h"
 
 namespace fa {
 namespace {
@@ -23,13 +24,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 std::string v1_file(const std::string& header_dict, const std::string& data) {
-  std::string h = header_dict;
-  while ((10 + h.size() + 1) % 64) h += ' ';
-  h += '\n';
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out += char(h.size() & 0xFF);
-  out += char(h.size() >> 8);
-  return out + h + data;
+  return test::npy_v1(header_dict, data);
 }
 
 TEST(Npy, RoundTripFloat32) {

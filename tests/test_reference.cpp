@@ -28,7 +28,7 @@ ReferenceOutputs naive(const AttnProblem& p, const HostInputs& in) {
           for (int64_t e = 0; e < d; ++e)
             acc += double(in.q[((b * nq + i) * p.heads + h) * d + e]) *
                    double(in.k[((b * nk + j) * p.heads_kv + hk) * d + e]);
-          s.push_back(acc * p.scale());
+          s.push_back(acc * p.scale_f64());
         }
         double& lse = r.lse[(size_t(b) * p.heads + h) * nq + i];
         if (s.empty()) {

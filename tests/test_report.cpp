@@ -45,7 +45,7 @@ Result full_row() {
   r.model_bandwidth_gbps = 3999.5;
   r.traffic_measured = Traffic{7, 8};
   r.traffic_measured_source = "cpu-count";
-  r.l2_hit_rate = 63.75;
+  r.l2_hit_rate_pct = 63.75;
   r.peak_extra_bytes = 65536;
   ErrorMetrics e;
   e.o_max_abs = std::numeric_limits<double>::infinity();
@@ -130,7 +130,7 @@ void expect_equal(const Result& a, const Result& b) {
     EXPECT_EQ(a.traffic_measured->write_bytes, b.traffic_measured->write_bytes);
   }
   EXPECT_EQ(a.traffic_measured_source, b.traffic_measured_source);
-  EXPECT_EQ(a.l2_hit_rate, b.l2_hit_rate);
+  EXPECT_EQ(a.l2_hit_rate_pct, b.l2_hit_rate_pct);
   EXPECT_EQ(a.peak_extra_bytes, b.peak_extra_bytes);
   ASSERT_EQ(a.errors.has_value(), b.errors.has_value());
   if (a.errors) {
@@ -196,31 +196,33 @@ TEST(Report, JsonAndCsvRoundTripEveryField) {
   // The Markdown line of the fwd+bwd row: its pass, and the gradient tensor
   // furthest past its tolerance (dK, with its non-finite values).
   EXPECT_NE(table.find("| cpu.fa2.bwd.64x32 | fwd+bwd | "), std::string::npos) << table;
-  EXPECT_NE(table.find("| dK inf / 0.02 (12 non-finite) |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| dK inf / 0.02 (12 non-finite) (sampled: 999 of 1000 rows, 1234 of 1536 columns) |"),
+            std::string::npos)
+      << table;
 }
 
-// Files written before the backward pass existed have no pass, fwd_kernel or
-// grad_errors: their rows read as forward rows, keyed as before plus the pass.
-TEST(Report, RowsWithoutAPassAreForwardRows) {
+// A schema-2 JSON row always says its pass (files of schema 1, with or without
+// the pass, are rewritten by scripts/upgrade_results.py); a CSV without the
+// pass columns (a peer's, or an older file) reads as forward rows.
+TEST(Report, RowsWithoutAPass) {
   auto dir = test::temp_dir("report_old");
   const std::string json = (dir / "old.json").string(), csv = (dir / "old.csv").string();
   nlohmann::json row = result_to_json(full_row());
   row.erase("pass");
-  row.erase("fwd_kernel");
-  row.erase("grad_errors");
-  write_file_atomic(json, nlohmann::json{{"schema_version", 1}, {"results", {row}}}.dump());
-  const std::vector<Result> from_json = read_results_json(json, nullptr);
-  ASSERT_EQ(from_json.size(), 1u);
-  EXPECT_EQ(from_json[0].pass, Pass::fwd);
-  EXPECT_FALSE(from_json[0].grad_errors.has_value());
-  EXPECT_EQ(from_json[0].key(), full_row().key());
-  EXPECT_NE(from_json[0].key().find(" pass=fwd"), std::string::npos);
+  write_file_atomic(json, nlohmann::json{{"schema_version", kResultsSchemaVersion}, {"results", {row}}}.dump());
+  try {
+    read_results_json(json, nullptr);
+    ADD_FAILURE() << "a row without its pass was read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing field 'pass'"), std::string::npos) << e.what();
+  }
   write_file_atomic(csv, "kernel,family,backend,batch,heads,heads_kv,seqlen_q,seqlen_k,head_dim,causal,dtype,"
                          "status\ncpu.fa2.64x64,fa2,cpu,1,2,2,64,64,32,false,bf16,ok\n");
   const std::vector<Result> from_csv = read_results_csv(csv);
   ASSERT_EQ(from_csv.size(), 1u);
   EXPECT_EQ(from_csv[0].pass, Pass::fwd);
   EXPECT_EQ(from_csv[0].fwd_kernel, "");
+  EXPECT_NE(from_csv[0].key().find(" pass=fwd"), std::string::npos);
 }
 
 // Keys: a bwd and a fwd+bwd row of one kernel are different rows.
@@ -235,8 +237,8 @@ TEST(Report, ThePassIsPartOfTheRowKey) {
 TEST(Report, CsvHeaderUsesTheFieldNames) {
   const auto& cols = csv_columns();
   for (const char* name : {"seqlen_q", "head_dim", "block_m", "median_ms", "p10_ms", "tflops",
-                           "traffic_model_read_bytes", "traffic_measured_write_bytes", "l2_hit_rate", "o_max_abs",
-                           "tolerance", "peak_extra_bytes", "seed", "pass", "fwd_kernel", "cols_checked",
+                           "traffic_model_read_bytes", "traffic_measured_write_bytes", "l2_hit_rate_pct",
+                           "o_max_abs", "tolerance", "peak_extra_bytes", "seed", "pass", "fwd_kernel", "cols_checked",
                            "dq_max_abs", "dk_max_rel", "dv_rel_l2", "dq_nonfinite", "dv_tolerance"})
     EXPECT_NE(std::find(cols.begin(), cols.end(), name), cols.end()) << name;
   // The pass right after the back end, as scripts/torch_peers.py writes it;
@@ -253,9 +255,10 @@ TEST(Report, ReadingRejectsWhatItDidNotWrite) {
     write_file_atomic(p, text);
     return p;
   };
-  EXPECT_THROW(read_results_json(write("v2.json", R"({"schema_version": 2, "results": []})"), nullptr), UsageError);
-  EXPECT_THROW(read_results_json(write("trunc.json", R"({"schema_version": 1, "results": [)"), nullptr), UsageError);
-  EXPECT_THROW(read_results_json(write("row.json", R"({"schema_version": 1, "results": [{"kernel": "x"}]})"), nullptr),
+  EXPECT_THROW(read_results_json(write("v1.json", R"({"schema_version": 1, "results": []})"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("v3.json", R"({"schema_version": 3, "results": []})"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("trunc.json", R"({"schema_version": 2, "results": [)"), nullptr), UsageError);
+  EXPECT_THROW(read_results_json(write("row.json", R"({"schema_version": 2, "results": [{"kernel": "x"}]})"), nullptr),
                UsageError);
   EXPECT_THROW(read_results_json((dir / "absent.json").string(), nullptr), UsageError);
   EXPECT_THROW(read_results_csv(write("bad.csv", "kernel,nonsense\nx,y\n")), UsageError);

@@ -134,6 +134,78 @@ TEST_P(StopSignal, EchoedOrTermStillStopsInOrder) {
   EXPECT_LT(rows.size(), 6u);
 }
 
+const std::vector<std::string> kTwoRows = {"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--block", "16x16",
+                                           "--seqlen", "16,32", "--head-dim", "16", "--heads", "1", "--dtype",
+                                           "fp32", "--warmup", "0", "--min-samples", "1", "--max-samples", "2",
+                                           "--max-seconds", "0.01", "--seed", "1"};
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
+// Resuming a copy writes the copy: the original run's recorded paths are never touched.
+TEST(Resume, ResumeWritesTheFileItResumes) {
+  auto dir = test::temp_dir("resume_copy");
+  const std::string orig = (dir / "orig.json").string(), orig_csv = (dir / "orig.csv").string();
+  ASSERT_EQ(test::run_fa_bench(with(kTwoRows, {"--json", orig, "--csv", orig_csv}), dir).code, 0);
+  std::filesystem::create_directories(dir / "copy");
+  const std::string copy = (dir / "copy" / "r.json").string();
+  // The copy lost its last row, as if that run had been interrupted.
+  nlohmann::json doc = nlohmann::json::parse(test::slurp(orig));
+  doc["results"].erase(doc["results"].end() - 1);
+  doc["metadata"]["run_status"] = "interrupted";
+  std::ofstream(copy) << doc.dump(1);
+  const std::string orig_text = test::slurp(orig), orig_csv_text = test::slurp(orig_csv);
+  test::ProcResult r = test::run_fa_bench({"sweep", "--resume", copy}, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(test::slurp(orig), orig_text);
+  EXPECT_EQ(test::slurp(orig_csv), orig_csv_text);
+  nlohmann::json meta;
+  EXPECT_EQ(read_results_json(copy, &meta).size(), 2u);
+  EXPECT_EQ(meta["run_status"], "complete");
+}
+
+TEST(Resume, ARunThatWouldDifferIsRefused) {
+  auto dir = test::temp_dir("resume_differs");
+  const std::string json = (dir / "r.json").string();
+  ASSERT_EQ(test::run_fa_bench(with(kTwoRows, {"--json", json}), dir).code, 0);
+  const std::string before = test::slurp(json);
+  for (const auto& [flags, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--seed", "2"}, "seed 1 -> 2"},
+           {{"--seqlen", "64"}, "seqlen [16,32] -> [64]"},
+           {{"--kernels", "cpu.fa1"}, "kernels"},
+           {{"--threads", "1"}, "threads"}}) {
+    test::ProcResult r = test::run_fa_bench(with({"sweep", "--resume", json}, flags), dir);
+    EXPECT_EQ(r.code, 2) << flags[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_EQ(test::slurp(json), before);
+  }
+  nlohmann::json doc = nlohmann::json::parse(before);
+  doc["metadata"]["git_commit"] = "0123456789ab";
+  std::ofstream(json) << doc.dump(1);
+  test::ProcResult other_build = test::run_fa_bench({"sweep", "--resume", json}, dir);
+  EXPECT_EQ(other_build.code, 2) << other_build.err;
+  EXPECT_NE(other_build.err.find("git_commit"), std::string::npos) << other_build.err;
+  test::ProcResult allowed = test::run_fa_bench({"sweep", "--resume", json, "--resume-allow-changes"}, dir);
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+}
+
+// fa-check rewrites its reports after every row: a SIGKILL leaves what finished.
+TEST(Resume, CheckReportsSurviveSigkill) {
+  auto dir = test::temp_dir("check_kill");
+  const std::string json = (dir / "c.json").string();
+  pid_t pid = test::spawn(FA_CHECK_EXE, {"--config", std::string(FA_SOURCE_DIR) + "/configs/check.json", "--backend",
+                                         "cpu", "--threads", "1", "--seed", "1", "--json", json},
+                          dir);
+  test::wait_until([&] { return rows_in(json) >= 2; });
+  kill(pid, SIGKILL);
+  test::wait_for(pid, dir);
+  nlohmann::json meta;
+  EXPECT_GE(read_results_json(json, &meta).size(), 2u);
+  EXPECT_EQ(meta["run_status"], "running");
+}
+
 INSTANTIATE_TEST_SUITE_P(Signals, StopSignal, ::testing::Values(SIGINT, SIGTERM),
                          [](const auto& info) { return info.param == SIGINT ? "SigInt" : "SigTerm"; });
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/torch_peers.py without torch or a GPU: the pass option (flag, config key,
 bad values exit 2 before any file is written), the FLOP convention per pass, and the
-CSV columns (the forward's, plus `pass`). Exit 0 on success, 1 with what differed."""
+CSV columns (the forward's, plus `pass` and schema 2's `l2_hit_rate_pct`). Exit 0 on success, 1 with what differed."""
 import csv
 import json
 import os
@@ -15,7 +15,9 @@ sys.path.insert(0, os.path.dirname(SCRIPT))
 import torch_peers  # noqa: E402
 
 # A CSV torch_peers.py wrote on the H200 before the backward pass existed: forward rows
-# must keep its columns, in its order, and its cells byte for byte, with only `pass` added.
+# must keep its columns, in its order, and its cells byte for byte, with only `pass` and
+# schema 2's `l2_hit_rate_pct` (empty: PyTorch's rows are not profiled) added.
+ADDED = ("pass", "l2_hit_rate_pct")
 FORWARD_CSV = os.path.join(os.path.dirname(HERE), "results", "h200", "2026-11-30-6e29ed4", "torch-paper-fwd.csv")
 
 
@@ -62,8 +64,8 @@ def check_columns(bad):
         old_lines = f.read().splitlines()
     with open(FORWARD_CSV, newline="") as f:
         old_rows = list(csv.DictReader(f))
-    if [c for c in cols if c != "pass"] != old_lines[0].split(","):
-        bad.append(f"the columns other than `pass` are not those of {FORWARD_CSV}, in order")
+    if [c for c in cols if c not in ADDED] != old_lines[0].split(","):
+        bad.append(f"the columns other than {ADDED} are not those of {FORWARD_CSV}, in order")
     if cols.count("pass") != 1 or cols.index("pass") != cols.index("backend") + 1:
         bad.append("`pass` is not one column right after `backend`")
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,10 +77,11 @@ def check_columns(bad):
             back = list(csv.DictReader(f))
         if new_lines[0] != ",".join(cols):
             bad.append(f"the CSV header is {new_lines[0]!r}")
-        without_pass = [",".join(c for i, c in enumerate(line.split(",")) if i != cols.index("pass"))
-                        for line in new_lines[1:]]
-        if without_pass != old_lines[1:6]:
-            bad.append("forward rows rewritten with a `pass` cell differ elsewhere from the H200 CSV")
+        added_at = {cols.index(c) for c in ADDED}
+        without_added = [",".join(c for i, c in enumerate(line.split(",")) if i not in added_at)
+                         for line in new_lines[1:]]
+        if without_added != old_lines[1:6]:
+            bad.append(f"forward rows rewritten with {ADDED} cells differ elsewhere from the H200 CSV")
         if [r["pass"] for r in back] != ["fwd"] * 5:
             bad.append(f"the pass cells read back as {[r['pass'] for r in back]}")
         if os.path.exists(path + ".tmp"):

@@ -32,8 +32,8 @@ Compared compare_tensor(const std::vector<X>& x, int64_t x_seqlen, bool x_full,
       const X* xs = x.data() + ((b * x_seqlen + (x_full ? idx[k] : k)) * heads) * d;
       const double* rs = r.data() + ((b * n + k) * heads) * d;
       for (int64_t e = 0; e < heads * d; ++e) {
-        c.ref_max_abs = std::max(c.ref_max_abs, std::abs(rs[e]));
-        acc.add(double(xs[e]), rs[e]);  // the reference is always finite
+        c.ref_max_abs = nan_max(c.ref_max_abs, std::abs(rs[e]));
+        acc.add(double(xs[e]), rs[e]);
       }
     }
   c.errors = TensorErrors{acc.max_abs, acc.max_rel, acc.rel_l2(), acc.nonfinite, 0.0};

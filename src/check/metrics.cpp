@@ -84,20 +84,20 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j) / l, p.dtype);
       col.tail(n_vis - seen).setZero();
       const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
-      err.lse_max_abs = std::max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
+      err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
     }
     ColF oc = ColF::Zero(d, cn);
     if (n_vis > 0) oc.noalias() = v.topRows(n_vis).transpose() * pt;
     for (int64_t c = 0; c < cn; ++c) {
       const double* r = ref.o.data() + ((b * n_rows + c0 + c) * p.heads + h) * d;
       for (int64_t e = 0; e < d; ++e)
-        err.o_max_abs = std::max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
+        err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
     }
   });
   StandardErrors total;
   for (const auto& e : per_worker) {
-    total.o_max_abs = std::max(total.o_max_abs, e.o_max_abs);
-    total.lse_max_abs = std::max(total.lse_max_abs, e.lse_max_abs);
+    total.o_max_abs = nan_max(total.o_max_abs, e.o_max_abs);
+    total.lse_max_abs = nan_max(total.lse_max_abs, e.lse_max_abs);
   }
   return total;
 }
@@ -118,13 +118,13 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
       for (int64_t h = 0; h < p.heads; ++h) {
         const float* o = out.o.data() + ((b * nq + row) * p.heads + h) * d;
         const double* r = ref.o.data() + ((b * n_rows + ri) * p.heads + h) * d;
-        for (int64_t c = 0; c < d; ++c) o_err.add(o[c], r[c]);  // the reference O is always finite
+        for (int64_t c = 0; c < d; ++c) o_err.add(o[c], r[c]);
         const double lr = ref.lse[(size_t(b) * p.heads + h) * n_rows + ri];
         const float lo = out.lse[(size_t(b) * p.heads + h) * nq + row];
         if (std::isinf(lr)) {  // a row that sees no key: only -inf is right
           if (!(std::isinf(lo) && lo < 0)) m.lse_max_abs = m.lse_max_rel = INFINITY;
         } else {
-          lse_err.add(lo, lr);
+          lse_err.add(lo, lr);  // a NaN reference LSE makes both maxima NaN
         }
       }
     }
@@ -132,8 +132,8 @@ ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
   m.o_max_abs = o_err.max_abs;
   m.o_max_rel = o_err.max_rel;
   m.o_rel_l2 = o_err.rel_l2();  // all-zero reference (no row sees a key): the plain L2
-  m.lse_max_abs = std::max(m.lse_max_abs, lse_err.max_abs);
-  m.lse_max_rel = std::max(m.lse_max_rel, lse_err.max_rel);
+  m.lse_max_abs = nan_max(m.lse_max_abs, lse_err.max_abs);
+  m.lse_max_rel = nan_max(m.lse_max_rel, lse_err.max_rel);
   m.lse_rel_l2 = lse_err.rel_l2();
   return m;
 }

@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <initializer_list>
 #include <random>
+#include <set>
 
 namespace fa {
 
 namespace {
 
-// Indices 0..n-1 when n <= max_count (max_count <= 0: no limit); otherwise the
-// `must` indices in range plus random picks, each with the first and last index
-// of its `block`-sized region (tile edges, the ragged last block included):
-// about max_count in all. Sorted and unique, reproducible from the seed.
+// Indices 0..n-1 when n <= max_count (max_count <= 0: no limit); otherwise
+// exactly max_count of them, so the documentation (and a row's rows_checked) can
+// say how many were compared: the `must` indices in range, then seeded random
+// picks, each with the first and last index of its `block`-sized region (tile
+// edges, the ragged last block included), while there is room. Sorted, unique.
 std::vector<int64_t> sample_indices(int64_t n, int64_t max_count, int block, uint64_t seed,
                                     std::initializer_list<int64_t> must) {
   std::vector<int64_t> out;
@@ -19,22 +21,28 @@ std::vector<int64_t> sample_indices(int64_t n, int64_t max_count, int block, uin
     for (int64_t i = 0; i < n; ++i) out.push_back(i);
     return out;
   }
-  auto add = [&](int64_t i) {
-    if (i < 0 || i >= n) return;
-    out.push_back(i);
-    if (block <= 0) return;
-    const int64_t first = i / block * block;
-    out.push_back(first);
-    out.push_back(std::min(n, first + block) - 1);
+  std::set<int64_t> chosen;
+  auto take = [&](int64_t i) {
+    if (i >= 0 && i < n && int64_t(chosen.size()) < max_count) chosen.insert(i);
   };
-  for (int64_t i : must) add(i);
-  const int64_t per_pick = block > 0 ? 3 : 1;
-  const int64_t picks = std::max<int64_t>(1, (max_count - int64_t(out.size())) / per_pick);
+  auto with_block = [&](int64_t i) {
+    take(i);
+    if (block <= 0 || i < 0 || i >= n) return;
+    const int64_t first = i / block * block;
+    take(first);
+    take(std::min(n, first + block) - 1);
+  };
+  for (int64_t i : must) with_block(i);
   std::mt19937_64 gen(seed);
-  for (int64_t i = 0; i < picks; ++i) add(int64_t(gen() % uint64_t(n)));
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  // n > max_count, so fresh indices keep coming; the cap on misses only guards
+  // a sample that is almost every index, which the scan below completes.
+  for (int64_t misses = 0; int64_t(chosen.size()) < max_count && misses < 64 * max_count;) {
+    const size_t before = chosen.size();
+    with_block(int64_t(gen() % uint64_t(n)));
+    if (chosen.size() == before) ++misses;
+  }
+  for (int64_t i = 0; int64_t(chosen.size()) < max_count; ++i) take(i);
+  return std::vector<int64_t>(chosen.begin(), chosen.end());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "check/user_inputs.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -13,7 +14,8 @@ namespace {
 
 NpyArray load_4d(const std::string& dir, const char* name) {
   const std::string path = (std::filesystem::path(dir) / name).string();
-  if (!std::filesystem::exists(path))
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
     throw UsageError(fmt::format("{}: not found (--inputs expects q.npy, k.npy and v.npy in {})", path, dir));
   NpyArray a = load_npy(path);
   if (a.shape.size() != 4)
@@ -21,16 +23,30 @@ NpyArray load_4d(const std::string& dir, const char* name) {
                                  a.shape.size()));
   for (int64_t s : a.shape)
     if (s <= 0 || s > (int64_t(1) << 30))
-      throw UsageError(fmt::format("{}: dimension {} out of range", path, s));
+      throw UsageError(fmt::format("{}: dimension {} out of range; expected 1 to 2^30", path, s));
+  // A NaN or Inf in the user's tensor is bad input, not a kernel failure.
+  for (size_t i = 0; i < a.data.size(); ++i)
+    if (!std::isfinite(a.data[i])) {
+      int64_t idx[4], rest = int64_t(i);
+      for (int d = 3; d >= 0; --d) idx[d] = rest % a.shape[d], rest /= a.shape[d];
+      throw UsageError(fmt::format("{}: element {} (index [{}, {}, {}, {}]) is {}; expected finite values", path,
+                                   i, idx[0], idx[1], idx[2], idx[3], a.data[i]));
+    }
   return a;
 }
 
 }  // namespace
 
 UserInputs load_user_inputs(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("'{}' is not a folder; expected one holding q.npy, k.npy and v.npy", dir));
   NpyArray q = load_4d(dir, "q.npy"), k = load_4d(dir, "k.npy"), v = load_4d(dir, "v.npy");
   if (k.shape != v.shape)
-    throw UsageError(fmt::format("{}: k.npy and v.npy must have the same shape", dir));
+    throw UsageError(fmt::format("{}: k.npy and v.npy must have the same shape (k [{}, {}, {}, {}], v.npy "
+                                 "[{}, {}, {}, {}])",
+                                 dir, k.shape[0], k.shape[1], k.shape[2], k.shape[3], v.shape[0], v.shape[1],
+                                 v.shape[2], v.shape[3]));
   if (q.shape[0] != k.shape[0] || q.shape[3] != k.shape[3])
     throw UsageError(fmt::format("{}: q.npy and k.npy must agree in batch and head_dim "
                                  "(q [{}, {}, {}, {}], k [{}, {}, {}, {}])",

@@ -39,6 +39,14 @@ int status_rank(Status s) {
   return 5;
 }
 
+// A slowdown is called only when the evidence holds on every count: both sides
+// timed often enough and settled (spread at most kMaxSpreadForVerdict), the
+// median ratio beyond both the threshold and the pair's noise, the current's
+// 10th percentile beyond the baseline's 90th (outside both spreads), and the
+// fastest sample slower by the threshold too. On a host whose load changes
+// between runs, medians move by factors while each run's own spread stays small;
+// these together keep identical reruns from being called slower (docs/COMPARE.md
+// has the measured rate). Anything between is ambiguous, never slower.
 void judge_timing(PairReport& p, const CompareOptions& o) {
   const Result& b = *p.baseline;
   const Result& c = *p.current;
@@ -49,27 +57,67 @@ void judge_timing(PairReport& p, const CompareOptions& o) {
     p.verdict = Verdict::untimed;
     return;
   }
+  const TimingSummary& tb = *b.timing;
+  const TimingSummary& tc = *c.timing;
   // Oriented so ratio > 1 means slower, for either metric.
-  p.ratio = o.metric == CompareMetric::latency
-                ? c.timing->median_ms / b.timing->median_ms
-                : b.tflops / c.tflops;
-  // Each side's median is uncertain by about its spread; a difference smaller
-  // than both spreads together cannot be told from noise.
-  p.noise = spread(*b.timing) + spread(*c.timing);
-  double delta = p.ratio - 1;
-  if (std::abs(delta) <= p.noise) {
-    // Within noise: "same" if the noise itself is small enough that a real
-    // regression of max_slowdown would have shown, else we cannot tell.
-    p.verdict = p.noise <= o.max_slowdown ? Verdict::same : Verdict::ambiguous;
-  } else if (delta > 0) {
-    p.verdict = delta > o.max_slowdown ? Verdict::slower : Verdict::same;
+  p.ratio = o.metric == CompareMetric::latency ? tc.median_ms / tb.median_ms : b.tflops / c.tflops;
+  p.noise = spread(tb) + spread(tc);
+  const double threshold = std::max(o.max_slowdown, p.noise);
+  if (std::min(tb.samples, tc.samples) < kMinSamplesForVerdict) {
+    p.verdict = Verdict::ambiguous;
+    p.why = fmt::format("{} and {} samples; a verdict needs {} on each side", tb.samples, tc.samples,
+                        kMinSamplesForVerdict);
+  } else if (std::max(spread(tb), spread(tc)) > kMaxSpreadForVerdict) {
+    p.verdict = Verdict::ambiguous;
+    p.why = fmt::format("spread ±{:.0f}% / ±{:.0f}%: the timing did not settle", spread(tb) * 100,
+                        spread(tc) * 100);
+  } else if (p.ratio - 1 > threshold && tc.p10_ms > tb.p90_ms && tc.min_ms > tb.min_ms * (1 + o.max_slowdown)) {
+    p.verdict = Verdict::slower;
+  } else if (1 / p.ratio - 1 > threshold && tb.p10_ms > tc.p90_ms && tb.min_ms > tc.min_ms * (1 + o.max_slowdown)) {
+    p.verdict = Verdict::faster;
+  } else if (std::abs(p.ratio - 1) <= o.max_slowdown && p.noise <= o.max_slowdown) {
+    p.verdict = Verdict::same;  // a real change of max_slowdown would have shown
   } else {
-    p.verdict = -delta > o.max_slowdown ? Verdict::faster : Verdict::same;
+    p.verdict = Verdict::ambiguous;
+    p.why = std::abs(p.ratio - 1) <= p.noise ? fmt::format("within the noise ±{:.1f}%", p.noise * 100)
+                                             : "the median moved, but the spreads or the fastest samples overlap";
   }
   if (p.verdict == Verdict::slower)
-    p.problems.push_back(fmt::format("{:.1f}% slower ({} {:.4g} -> {:.4g} ms), beyond noise ±{:.1f}%",
-                                     delta * 100, o.metric == CompareMetric::latency ? "median" : "via TFLOP/s",
-                                     b.timing->median_ms, c.timing->median_ms, p.noise * 100));
+    p.problems.push_back(fmt::format("{:.1f}% slower ({} {:.4g} -> {:.4g} ms, fastest {:.4g} -> {:.4g} ms), beyond "
+                                     "noise ±{:.1f}% and both runs' spreads",
+                                     (p.ratio - 1) * 100,
+                                     o.metric == CompareMetric::latency ? "median" : "via TFLOP/s", tb.median_ms,
+                                     tc.median_ms, tb.min_ms, tc.min_ms, p.noise * 100));
+}
+
+// P(X >= k) for X ~ Binomial(n, 1/2).
+double sign_test_p(int k, int n) {
+  double p = 0;
+  for (int i = k; i <= n; ++i) p += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                                             n * std::log(2.0));
+  return std::min(1.0, p);
+}
+
+// Noise a single pair cannot see through may still hide a slowdown of the whole
+// run (every kernel 3x slower with wide spreads): a sign test over every timed
+// pair, counting those slower and faster by more than max_slowdown.
+std::string judge_run(const std::vector<PairReport>& pairs, const CompareOptions& o) {
+  std::vector<double> ratios;
+  for (const auto& p : pairs)
+    if (p.ratio > 0) ratios.push_back(p.ratio);
+  if (int(ratios.size()) < kMinPairsForRunTest) return "";
+  int up = 0, down = 0;
+  for (double r : ratios) {
+    up += r > 1 + o.max_slowdown;
+    down += r < 1 / (1 + o.max_slowdown);
+  }
+  std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
+  const double median = ratios[ratios.size() / 2];
+  const double pv = sign_test_p(up, up + down);
+  if (median <= 1 + o.max_slowdown || pv >= kRunTestAlpha) return "";
+  return fmt::format("the run as a whole is slower: median ratio {:.3f} over {} timed pairs, {} slower and {} faster "
+                     "by more than {:.1f}% (sign test p = {:.2g})",
+                     median, ratios.size(), up, down, o.max_slowdown * 100, pv);
 }
 
 // The kernel, and the pass where it is not the forward (a bwd and a fwd+bwd
@@ -117,13 +165,13 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     p.key = b.key();
     p.kernel = row_label(b);
     p.shape = b.problem.describe();
-    p.baseline = &b;
+    p.baseline = b;
     auto it = cur.find(p.key);
     if (it == cur.end()) {
       p.problems.push_back("missing from the current results");
       ++rep.missing;
     } else {
-      p.current = it->second;
+      p.current = *it->second;
       seen[p.key] = true;
       judge_correctness(p, o);
       judge_timing(p, o);
@@ -144,10 +192,11 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     p.key = c.key();
     p.kernel = row_label(c);
     p.shape = c.problem.describe();
-    p.current = &c;
+    p.current = c;
     ++rep.added;
     rep.pairs.push_back(std::move(p));
   }
+  if (!o.deterministic_only) rep.run_problem = judge_run(rep.pairs, o);
   return rep;
 }
 
@@ -157,25 +206,27 @@ std::string compare_markdown(const CompareReport& r, const CompareOptions& o, co
                               r.failed() ? "REGRESSION" : "ok", bname, cname);
   s += fmt::format("{} pairs: {} regressions, {} slower, {} faster, {} same, {} ambiguous, {} missing, {} new. ",
                    r.pairs.size(), r.regressions, r.slower, r.faster, r.same, r.ambiguous, r.missing, r.added);
+  if (!r.run_problem.empty()) s += fmt::format("**Regression: {}.** ", r.run_problem);
   s += o.deterministic_only
            ? "Deterministic fields only (status, errors, modelled bytes); timings not compared.\n\n"
-           : fmt::format("Metric {}, slowdown threshold {:.1f}% beyond the pair's noise; error growth allowed "
-                         "{:.0f}%.\n\n",
+           : fmt::format("Metric {}, slowdown threshold {:.1f}% beyond the pair's noise and both runs' spreads "
+                         "(docs/COMPARE.md); error growth allowed {:.0f}%.\n\n",
                          o.metric == CompareMetric::latency ? "latency" : "tflops", o.max_slowdown * 100,
                          o.max_error_growth * 100);
-  s += "| kernel | shape | verdict | ratio | noise | baseline ms | current ms | problems |\n";
+  s += "| kernel | shape | verdict | ratio | noise | baseline ms | current ms | problems, or why ambiguous |\n";
   s += "|---|---|---|---|---|---|---|---|\n";
   // Regressions first, then the rest in file order.
   std::vector<const PairReport*> order;
   for (const auto& p : r.pairs) if (!p.problems.empty()) order.push_back(&p);
   for (const auto& p : r.pairs) if (p.problems.empty()) order.push_back(&p);
-  auto ms = [](const Result* x) {
+  auto ms = [](const std::optional<Result>& x) {
     return x && x->timing ? fmt::format("{:.4g}", x->timing->median_ms) : std::string("-");
   };
   for (const PairReport* p : order) {
     std::string verdict = !p->current ? "missing" : !p->baseline ? "new" : std::string(to_string(p->verdict));
     std::string probs;
     for (const auto& x : p->problems) probs += (probs.empty() ? "" : "; ") + x;
+    if (probs.empty() && !p->why.empty()) probs = p->why;
     s += fmt::format("| {} | {} | {}{} | {} | {} | {} | {} | {} |\n", p->kernel, p->shape,
                      p->problems.empty() ? "" : "**", verdict + (p->problems.empty() ? "" : "**"),
                      p->ratio > 0 ? fmt::format("{:.3f}", p->ratio) : "-",

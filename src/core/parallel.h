@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/stop.h"
+
 namespace fa {
 
 inline int resolve_threads(int threads) {
@@ -19,7 +21,10 @@ inline int resolve_threads(int threads) {
 
 // Calls fn(task, worker) for task in [0, n_tasks) on up to `threads` threads
 // (worker in [0, threads) indexes per-thread scratch). The first exception
-// thrown by any task is rethrown here after all workers stop.
+// thrown by any task is rethrown here after all workers stop. A stop request
+// (core/stop.h: Ctrl-C, --timeout) ends the loop before the next task with
+// fa::Stopped, so the reference, input generation and the CPU kernels answer
+// it within one task's time.
 template <typename Fn>
 void parallel_for(int64_t n_tasks, int threads, Fn&& fn) {
   int workers = int(std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(n_tasks, 1)));
@@ -31,6 +36,7 @@ void parallel_for(int64_t n_tasks, int threads, Fn&& fn) {
       int64_t t = next.fetch_add(1);
       if (t >= n_tasks) return;
       try {
+        throw_if_stopped();
         fn(t, worker);
       } catch (...) {
         std::lock_guard lock(error_mutex);

@@ -23,15 +23,15 @@ std::optional<Status> parse_status(std::string_view s) {
 
 // Every problem field, named as in the CLI/JSON, so two runs pair up only when
 // kernel, shape and pass agree exactly (a bwd and a fwd+bwd row share their
-// kernel). softmax_scale prints in fmt's shortest round-trip form, which is
-// stable across runs.
+// kernel). softmax_scale is the scale used (scale_f64), in fmt's shortest
+// round-trip form, which is stable across runs.
 std::string Result::key() const {
   const AttnProblem& p = problem;
   return fmt::format(
       "{} batch={} heads={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} causal={} dtype={} "
       "softmax_scale={} pass={}",
       kernel, p.batch, p.heads, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, p.causal ? 1 : 0,
-      to_string(p.dtype), p.softmax_scale, to_string(pass));
+      to_string(p.dtype), p.scale_f64(), to_string(pass));
 }
 
 void share_checked_rows(Result& r) {

@@ -38,6 +38,8 @@ struct Result {
   Status status = Status::ok;
   std::string reason;  // why, when status != ok
 
+  // Sentinels below (0 when not timed, -1 unknown, "" none) are written as
+  // absent, null / an empty cell, by the data files (src/report/row_values.h).
   std::optional<TimingSummary> timing;
   double tflops = 0;            // flops / median latency
   double matmul_fraction = 0;   // tflops / measured bf16 matmul ceiling (0 = no ceiling)
@@ -45,7 +47,7 @@ struct Result {
   double model_bandwidth_gbps = 0;  // modelled bytes / median latency
   std::optional<Traffic> traffic_measured;  // DRAM bytes from counters / CPU kernels' counts
   std::string traffic_measured_source;      // "cupti", "cpu-count", "" when absent
-  std::optional<double> l2_hit_rate;        // percent, from the counters pass (cupti only)
+  std::optional<double> l2_hit_rate_pct;    // L2 sector hit rate in percent, from the counters pass (cupti only)
   int64_t peak_extra_bytes = -1;
   // O and LSE against the reference; for bwd and fwd+bwd rows, fwd_kernel's.
   std::optional<ErrorMetrics> errors;

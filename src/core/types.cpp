@@ -65,7 +65,15 @@ double flops_factor(Pass p) {
 }
 
 float AttnProblem::scale() const {
-  return softmax_scale > 0.f ? softmax_scale : 1.0f / std::sqrt(float(head_dim));
+  return softmax_scale > 0 ? float(softmax_scale) : 1.0f / std::sqrt(float(head_dim));
+}
+
+double AttnProblem::scale_f64() const {
+  return softmax_scale > 0 ? softmax_scale : 1.0 / std::sqrt(double(head_dim));
+}
+
+void AttnProblem::set_recorded_scale(double recorded) {
+  softmax_scale = recorded == 1.0 / std::sqrt(double(head_dim)) ? 0 : recorded;
 }
 
 double AttnProblem::flops() const {
@@ -83,7 +91,15 @@ std::string AttnProblem::invalid_reason() const {
   if (seqlen_k <= 0) return fmt::format("seqlen_k must be > 0 (got {})", seqlen_k);
   if (head_dim <= 0 || head_dim > 1024)
     return fmt::format("head_dim must be in 1..1024 (got {})", head_dim);
-  if (softmax_scale < 0.f) return fmt::format("softmax_scale must be >= 0 (got {})", softmax_scale);
+  // The product behind the FLOP count and every modelled byte count: past 2^52
+  // (4.5e15, over 100x a 1M-token, 32-head forward) those no longer fit int64.
+  const double work = double(batch) * heads * double(seqlen_q) * double(seqlen_k) * head_dim;
+  if (work > 0x1p52)
+    return fmt::format("batch*heads*seqlen_q*seqlen_k*head_dim = {:.3g} is beyond 2^52 = {:.3g}, more than any "
+                       "count here can hold",
+                       work, 0x1p52);
+  if (!(softmax_scale >= 0) || std::isinf(softmax_scale))
+    return fmt::format("softmax_scale must be finite and >= 0 (got {})", softmax_scale);
   return "";
 }
 

@@ -36,9 +36,16 @@ struct AttnProblem {
   int seqlen_q = 1, seqlen_k = 1, head_dim = 64;
   bool causal = false;
   DType dtype = DType::bf16;
-  float softmax_scale = 0.f;  // 0 means 1/sqrt(head_dim)
+  double softmax_scale = 0;  // 0 means 1/sqrt(head_dim)
 
+  // The scale the kernels apply: float32, as AttnParams carries it.
   float scale() const;
+  // The exact scale: 1/sqrt(head_dim) computed in double, or softmax_scale as
+  // given. The float64 reference uses it and every result row records it.
+  double scale_f64() const;
+  // Back from a recorded scale_f64(): the default's exact value reads as 0, so
+  // a row read from a file equals the problem that made it.
+  void set_recorded_scale(double recorded);
   // FLOPs by the FlashAttention convention: 4*b*h*Nq*Nk*d, causal halved.
   double flops() const;
   // "" when the shape is valid, else why not (used for exit-code-2 errors).

@@ -16,6 +16,7 @@
 
 #include "common/problem_params.h"
 #include "core/errors.h"
+#include "core/stop.h"
 #include "measure/timing.h"
 
 namespace fa {
@@ -199,6 +200,8 @@ class CpuExecutor final : public Executor {
     } catch (const KernelError&) {
       throw;
     } catch (const OutOfMemory&) {
+      throw;
+    } catch (const Stopped&) {  // Ctrl-C or --timeout inside the kernel's parallel_for
       throw;
     } catch (const std::bad_alloc&) {
       throw OutOfMemory("host allocation inside the CPU kernel failed");

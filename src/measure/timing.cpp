@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/stop.h"
+
 namespace fa {
 
 namespace {
@@ -42,6 +44,7 @@ TimingSummary summarize(std::vector<double> samples_ms, std::string method) {
 
 bool timing_done(const std::vector<double>& samples_ms, double elapsed_s,
                  const TimingOptions& opt) {
+  throw_if_stopped();  // Ctrl-C or --timeout: abandon the row between samples
   const int n = int(samples_ms.size());
   if (n >= opt.max_samples) return true;
   // Out of time: stop even below min_samples (a single 10 s sample must not

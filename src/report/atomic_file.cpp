@@ -21,7 +21,11 @@ std::string dir_of(const std::string& path) {
 }
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+void write_file_atomic(const std::string& link_or_path, const std::string& content) {
+  struct stat st {};
+  if (stat(link_or_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw std::runtime_error(fmt::format("'{}' is not a regular file; it is never replaced", link_or_path));
+  const std::string path = resolve_links(link_or_path);
   // fmt::format rather than "." + std::string: GCC 12 flags the latter with a -Wrestrict
   // false positive.
   std::string tmpl = (std::filesystem::path(dir_of(path)) /
@@ -62,16 +66,16 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
-std::string unwritable_reason(const std::string& path) {
-  if (path.empty()) return "empty file name";
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return fmt::format("'{}' is a directory", path);
-  std::string dir = dir_of(path);
-  if (!std::filesystem::is_directory(dir, ec))
-    return fmt::format("directory '{}' of '{}' does not exist", dir, path);
-  if (access(dir.c_str(), W_OK) != 0)
-    return fmt::format("directory '{}' of '{}' is not writable", dir, path);
-  return "";
+std::string resolve_links(const std::string& path) {
+  std::filesystem::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(p, ec)) return p.string();
+    std::filesystem::path target = std::filesystem::read_symlink(p, ec);
+    if (ec) return p.string();
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p.string();  // a loop: the write that follows reports it
 }
 
 }  // namespace fa

@@ -5,10 +5,12 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "report/row_values.h"
 
 namespace fa {
 
@@ -43,6 +45,15 @@ struct Column {
   std::function<void(Result&, const std::string&)> set;  // called only for non-empty cells
 };
 
+template <typename T>
+std::string cell(const std::optional<T>& v) {
+  if (!v) return "";
+  if constexpr (std::is_same_v<T, double>) return d2s(*v);
+  else return std::to_string(*v);
+}
+
+namespace rv = row_values;
+
 TimingSummary& timing(Result& r) {
   if (!r.timing) r.timing.emplace();
   return *r.timing;
@@ -59,6 +70,11 @@ Traffic& measured(Result& r) {
   if (!r.traffic_measured) r.traffic_measured.emplace();
   return *r.traffic_measured;
 }
+// One field of the modelled traffic, absent with the model.
+std::optional<int64_t> modelled(const Result& r, int64_t Traffic::*field) {
+  const std::optional<Traffic> t = rv::traffic_model(r);
+  return t ? std::optional<int64_t>((*t).*field) : std::nullopt;
+}
 GradErrors& grads(Result& r) {
   if (!r.grad_errors) r.grad_errors.emplace();
   return *r.grad_errors;
@@ -68,12 +84,13 @@ GradErrors& grads(Result& r) {
 #define FA_INT(NAME, EXPR)                                                   \
   Column{NAME, [](const Result& r) { return std::to_string(EXPR); },       \
          [](Result& r, const std::string& s) { EXPR = decltype(EXPR)(s2i(s, NAME)); }}
-#define FA_DBL(NAME, EXPR)                                                   \
-  Column{NAME, [](const Result& r) { return d2s(EXPR); },                  \
-         [](Result& r, const std::string& s) { EXPR = decltype(EXPR)(s2d(s, NAME)); }}
 #define FA_OPT_DBL(NAME, OPT, FIELD, GROUP)                                  \
   Column{NAME, [](const Result& r) { return r.OPT ? d2s(r.OPT->FIELD) : std::string(); }, \
          [](Result& r, const std::string& s) { GROUP(r).FIELD = s2d(s, NAME); }}
+// A value written as an empty cell when absent (src/report/row_values.h).
+#define FA_OR_EMPTY(NAME, OPTIONAL, FIELD, PARSE)                            \
+  Column{NAME, [](const Result& r) { return cell(OPTIONAL); },             \
+         [](Result& r, const std::string& s) { FIELD = decltype(FIELD)(PARSE(s, NAME)); }}
 #define FA_OPT_INT(NAME, OPT, FIELD, GROUP)                                  \
   Column{NAME, [](const Result& r) { return r.OPT ? std::to_string(r.OPT->FIELD) : std::string(); }, \
          [](Result& r, const std::string& s) { GROUP(r).FIELD = decltype(GROUP(r).FIELD)(s2i(s, NAME)); }}
@@ -124,11 +141,13 @@ const std::vector<Column>& columns() {
                if (!d) throw UsageError(fmt::format("column 'dtype': unknown '{}'", s));
                r.problem.dtype = *d;
              }},
-      FA_DBL("softmax_scale", r.problem.softmax_scale),
-      FA_INT("block_m", r.tile.block_m),
-      FA_INT("block_n", r.tile.block_n),
-      FA_INT("warps", r.tile.warps),
-      FA_INT("stages", r.tile.stages),
+      Column{"softmax_scale", [](const Result& r) { return d2s(r.problem.scale_f64()); },
+             // head_dim precedes it in the columns, so the default scale is recognised.
+             [](Result& r, const std::string& s) { r.problem.set_recorded_scale(s2d(s, "softmax_scale")); }},
+      FA_OR_EMPTY("block_m", rv::tile_field(r.tile.block_m), r.tile.block_m, s2i),
+      FA_OR_EMPTY("block_n", rv::tile_field(r.tile.block_n), r.tile.block_n, s2i),
+      FA_OR_EMPTY("warps", rv::tile_field(r.tile.warps), r.tile.warps, s2i),
+      FA_OR_EMPTY("stages", rv::tile_field(r.tile.stages), r.tile.stages, s2i),
       Column{"status", [](const Result& r) { return std::string(to_string(r.status)); },
              [](Result& r, const std::string& s) {
                auto st = parse_status(s);
@@ -147,20 +166,18 @@ const std::vector<Column>& columns() {
       FA_OPT_DBL("noise", timing, noise, timing),
       Column{"timing_method", [](const Result& r) { return r.timing ? r.timing->method : std::string(); },
              [](Result& r, const std::string& s) { timing(r).method = s; }},
-      FA_DBL("tflops", r.tflops),
-      FA_DBL("matmul_fraction", r.matmul_fraction),
-      FA_INT("traffic_model_read_bytes", r.traffic_model.read_bytes),
-      FA_INT("traffic_model_write_bytes", r.traffic_model.write_bytes),
-      FA_DBL("model_bandwidth_gbps", r.model_bandwidth_gbps),
+      FA_OR_EMPTY("tflops", rv::tflops(r), r.tflops, s2d),
+      FA_OR_EMPTY("matmul_fraction", rv::matmul_fraction(r), r.matmul_fraction, s2d),
+      FA_OR_EMPTY("traffic_model_read_bytes", modelled(r, &Traffic::read_bytes), r.traffic_model.read_bytes, s2i),
+      FA_OR_EMPTY("traffic_model_write_bytes", modelled(r, &Traffic::write_bytes), r.traffic_model.write_bytes, s2i),
+      FA_OR_EMPTY("model_bandwidth_gbps", rv::model_bandwidth_gbps(r), r.model_bandwidth_gbps, s2d),
       FA_OPT_INT("traffic_measured_read_bytes", traffic_measured, read_bytes, measured),
       FA_OPT_INT("traffic_measured_write_bytes", traffic_measured, write_bytes, measured),
       Column{"traffic_measured_source", [](const Result& r) { return r.traffic_measured_source; },
              [](Result& r, const std::string& s) { r.traffic_measured_source = s; }},
-      Column{"l2_hit_rate", [](const Result& r) { return r.l2_hit_rate ? d2s(*r.l2_hit_rate) : std::string(); },
-             [](Result& r, const std::string& s) {
-               if (!s.empty()) r.l2_hit_rate = s2d(s, "l2_hit_rate");
-             }},
-      FA_INT("peak_extra_bytes", r.peak_extra_bytes),
+      Column{"l2_hit_rate_pct", [](const Result& r) { return cell(r.l2_hit_rate_pct); },
+             [](Result& r, const std::string& s) { r.l2_hit_rate_pct = s2d(s, "l2_hit_rate_pct"); }},
+      FA_OR_EMPTY("peak_extra_bytes", rv::peak_extra_bytes(r), r.peak_extra_bytes, s2i),
       FA_OPT_DBL("o_max_abs", errors, o_max_abs, errs),
       FA_OPT_DBL("o_max_rel", errors, o_max_rel, errs),
       FA_OPT_DBL("o_rel_l2", errors, o_rel_l2, errs),
@@ -176,8 +193,8 @@ const std::vector<Column>& columns() {
       FA_GRAD_COLUMNS(dq),
       FA_GRAD_COLUMNS(dk),
       FA_GRAD_COLUMNS(dv),
-      FA_INT("clock_before_mhz", r.clock_before_mhz),
-      FA_INT("clock_after_mhz", r.clock_after_mhz),
+      FA_OR_EMPTY("clock_before_mhz", rv::clock_mhz(r.clock_before_mhz), r.clock_before_mhz, s2i),
+      FA_OR_EMPTY("clock_after_mhz", rv::clock_mhz(r.clock_after_mhz), r.clock_after_mhz, s2i),
       Column{"seed", [](const Result& r) { return std::to_string(r.seed); },
              [](Result& r, const std::string& s) {
                uint64_t v = 0;
@@ -191,10 +208,10 @@ const std::vector<Column>& columns() {
 }
 
 #undef FA_INT
-#undef FA_DBL
 #undef FA_OPT_DBL
 #undef FA_OPT_INT
 #undef FA_GRAD_COLUMNS
+#undef FA_OR_EMPTY
 
 std::string quote(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;

@@ -44,9 +44,19 @@ std::string markdown_row(const Result& r) {
   // 0 modelled bytes means no model (a row for a kernel that does not exist).
   std::string gb = r.traffic_model.total() > 0 ? fmt::format("{:.4g}", double(r.traffic_model.total()) / 1e9) : "-";
   std::string gbps = timed ? fmt::format("{:.1f}", r.model_bandwidth_gbps) : "-";
-  std::string err = r.errors ? fmt::format("{:.3g}", r.errors->o_max_abs) : "-";
+  // A sampled check says so: its maximum is over the rows compared, not all of them.
+  std::string err = !r.errors ? "-"
+                    : r.errors->sampled
+                        ? fmt::format("{:.3g} (sampled: {} of {} rows)", r.errors->o_max_abs, r.errors->rows_checked,
+                                      r.problem.seqlen_q)
+                        : fmt::format("{:.3g}", r.errors->o_max_abs);
   std::string tol = r.tolerances ? fmt::format("{:.3g}", r.tolerances->tolerance) : "-";
-  std::string grad = r.grad_errors ? worst_grad(*r.grad_errors) : "-";
+  std::string grad = !r.grad_errors ? "-"
+                     : r.grad_errors->sampled
+                         ? fmt::format("{} (sampled: {} of {} rows, {} of {} columns)", worst_grad(*r.grad_errors),
+                                       r.grad_errors->rows_checked, r.problem.seqlen_q, r.grad_errors->cols_checked,
+                                       r.problem.seqlen_k)
+                         : worst_grad(*r.grad_errors);
   return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.kernel),
                      to_string(r.pass), r.problem.describe(), to_string(r.status), median, tflops, gb, gbps, err,
                      tol, grad, cell(r.reason));

@@ -78,7 +78,8 @@ json build_metadata(const MetadataInputs& in) {
   m["seed"] = in.seed;
   m["timing_method"] = in.timing_method;
   m["flush_l2"] = in.flush_l2;
-  m["matmul_ceiling_tflops"] = in.matmul_ceiling_tflops;
+  // null: not measured (the cpu back end has no matmul ceiling).
+  m["matmul_ceiling_tflops"] = in.matmul_ceiling_tflops > 0 ? json(in.matmul_ceiling_tflops) : json(nullptr);
   return m;
 }
 

@@ -1,14 +1,18 @@
 #include "report/result_json.h"
 
+#include <climits>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <set>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "report/input_file.h"
+#include "report/json_limits.h"
+#include "report/row_values.h"
 
 namespace fa {
 
@@ -17,7 +21,8 @@ using nlohmann::json;
 namespace {
 
 // JSON has no NaN/Inf; nlohmann would write null and lose the difference
-// between "not measured" and "infinite error", so write them as strings.
+// between "not measured" (null) and a measured infinite or NaN error, so those
+// are written as the strings "inf", "-inf", "nan".
 json num(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -46,8 +51,14 @@ struct Reader {
   }
   int64_t i(const char* key) const {
     const json& v = at(key);
-    if (!v.is_number_integer()) bad(key, "an integer");
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
+      bad(key, "an integer");
     return v.get<int64_t>();
+  }
+  int i32(const char* key) const {
+    const int64_t v = i(key);
+    if (v < INT_MIN || v > INT_MAX) bad(key, "a 32-bit integer");
+    return int(v);
   }
   uint64_t u(const char* key) const {
     const json& v = at(key);
@@ -71,9 +82,20 @@ struct Reader {
     return Reader{v, where + "." + key};
   }
   bool null(const char* key) const { return at(key).is_null(); }
+  // The key must be there; null stands for "absent" (src/report/row_values.h).
+  double d_or(const char* key, double absent) const { return null(key) ? absent : d(key); }
+  int i32_or(const char* key, int absent) const { return null(key) ? absent : i32(key); }
+  std::string s_or(const char* key, const std::string& absent) const { return null(key) ? absent : s(key); }
 };
 
 json traffic_json(const Traffic& t) { return {{"read_bytes", t.read_bytes}, {"write_bytes", t.write_bytes}}; }
+
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  if constexpr (std::is_same_v<T, double>) return num(*v);
+  else return *v;
+}
 Traffic traffic_from(const Reader& r) { return Traffic{r.i("read_bytes"), r.i("write_bytes")}; }
 
 // The keys of one gradient tensor are the CSV's columns: dq_max_abs, ...
@@ -119,15 +141,18 @@ json result_to_json(const Result& r) {
   j["family"] = std::string(to_string(r.family));
   j["backend"] = std::string(to_string(r.backend));
   j["pass"] = std::string(to_string(r.pass));
-  j["fwd_kernel"] = r.fwd_kernel;
+  j["fwd_kernel"] = or_null(row_values::text(r.fwd_kernel));
   j["problem"] = {{"batch", p.batch},       {"heads", p.heads},       {"heads_kv", p.heads_kv},
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
-                  {"softmax_scale", num(p.softmax_scale)}};
-  j["tile"] = {{"block_m", r.tile.block_m}, {"block_n", r.tile.block_n},
-               {"warps", r.tile.warps},     {"stages", r.tile.stages}};
+                  {"softmax_scale", num(p.scale_f64())}};
+  namespace rv = row_values;
+  j["tile"] = {{"block_m", or_null(rv::tile_field(r.tile.block_m))},
+               {"block_n", or_null(rv::tile_field(r.tile.block_n))},
+               {"warps", or_null(rv::tile_field(r.tile.warps))},
+               {"stages", or_null(rv::tile_field(r.tile.stages))}};
   j["status"] = std::string(to_string(r.status));
-  j["reason"] = r.reason;
+  j["reason"] = or_null(rv::text(r.reason));
   if (r.timing) {
     const TimingSummary& t = *r.timing;
     j["timing"] = {{"median_ms", num(t.median_ms)}, {"min_ms", num(t.min_ms)},
@@ -138,14 +163,15 @@ json result_to_json(const Result& r) {
   } else {
     j["timing"] = nullptr;
   }
-  j["tflops"] = num(r.tflops);
-  j["matmul_fraction"] = num(r.matmul_fraction);
-  j["traffic_model"] = traffic_json(r.traffic_model);
-  j["model_bandwidth_gbps"] = num(r.model_bandwidth_gbps);
+  j["tflops"] = or_null(rv::tflops(r));
+  j["matmul_fraction"] = or_null(rv::matmul_fraction(r));
+  const std::optional<Traffic> model = rv::traffic_model(r);
+  j["traffic_model"] = model ? traffic_json(*model) : json(nullptr);
+  j["model_bandwidth_gbps"] = or_null(rv::model_bandwidth_gbps(r));
   j["traffic_measured"] = r.traffic_measured ? traffic_json(*r.traffic_measured) : json(nullptr);
-  j["traffic_measured_source"] = r.traffic_measured_source;
-  j["l2_hit_rate"] = r.l2_hit_rate ? json(*r.l2_hit_rate) : json(nullptr);
-  j["peak_extra_bytes"] = r.peak_extra_bytes;
+  j["traffic_measured_source"] = or_null(rv::text(r.traffic_measured_source));
+  j["l2_hit_rate_pct"] = or_null(r.l2_hit_rate_pct);
+  j["peak_extra_bytes"] = or_null(rv::peak_extra_bytes(r));
   if (r.errors) {
     const ErrorMetrics& e = *r.errors;
     j["errors"] = {{"o_max_abs", num(e.o_max_abs)},     {"o_max_rel", num(e.o_max_rel)},
@@ -159,8 +185,8 @@ json result_to_json(const Result& r) {
     j["errors"] = nullptr;
   }
   j["grad_errors"] = r.grad_errors ? grad_errors_json(*r.grad_errors) : json(nullptr);
-  j["clock_before_mhz"] = r.clock_before_mhz;
-  j["clock_after_mhz"] = r.clock_after_mhz;
+  j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
+  j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
   j["seed"] = r.seed;
   j["key"] = r.key();  // redundant but lets jq / scripts pair rows without our code
   return j;
@@ -177,31 +203,30 @@ Result result_from_json(const json& j, const std::string& where) {
   auto be = parse_backend(r.s("backend"));
   if (!be) r.bad("backend", "cpu or cuda");
   out.backend = *be;
-  // Absent in files written before the backward pass existed: forward rows.
-  if (r.j.contains("pass")) {
-    auto ps = parse_pass(r.s("pass"));
-    if (!ps) r.bad("pass", "fwd, bwd or fwd+bwd");
-    out.pass = *ps;
-  }
-  if (r.j.contains("fwd_kernel")) out.fwd_kernel = r.s("fwd_kernel");
+  auto ps = parse_pass(r.s("pass"));
+  if (!ps) r.bad("pass", "fwd, bwd or fwd+bwd");
+  out.pass = *ps;
+  out.fwd_kernel = r.s_or("fwd_kernel", "");
   Reader p = r.sub("problem");
-  out.problem.batch = int(p.i("batch"));
-  out.problem.heads = int(p.i("heads"));
-  out.problem.heads_kv = int(p.i("heads_kv"));
-  out.problem.seqlen_q = int(p.i("seqlen_q"));
-  out.problem.seqlen_k = int(p.i("seqlen_k"));
-  out.problem.head_dim = int(p.i("head_dim"));
+  out.problem.batch = p.i32("batch");
+  out.problem.heads = p.i32("heads");
+  out.problem.heads_kv = p.i32("heads_kv");
+  out.problem.seqlen_q = p.i32("seqlen_q");
+  out.problem.seqlen_k = p.i32("seqlen_k");
+  out.problem.head_dim = p.i32("head_dim");
   out.problem.causal = p.b("causal");
   auto dt = parse_dtype(p.s("dtype"));
   if (!dt) p.bad("dtype", "bf16, fp16 or fp32");
   out.problem.dtype = *dt;
-  out.problem.softmax_scale = float(p.d("softmax_scale"));
+  out.problem.set_recorded_scale(p.d("softmax_scale"));
+  if (std::string why = out.problem.invalid_reason(); !why.empty())
+    throw UsageError(fmt::format("{}.problem: {}", where, why));
   Reader t = r.sub("tile");
-  out.tile = Tile{int(t.i("block_m")), int(t.i("block_n")), int(t.i("warps")), int(t.i("stages"))};
+  out.tile = Tile{t.i32_or("block_m", 0), t.i32_or("block_n", 0), t.i32_or("warps", 0), t.i32_or("stages", 0)};
   auto st = parse_status(r.s("status"));
   if (!st) r.bad("status", "ok, unsupported, oom, error or fail");
   out.status = *st;
-  out.reason = r.s("reason");
+  out.reason = r.s_or("reason", "");
   if (!r.null("timing")) {
     Reader m = r.sub("timing");
     TimingSummary s;
@@ -211,20 +236,19 @@ Result result_from_json(const json& j, const std::string& where) {
     s.p90_ms = m.d("p90_ms");
     s.mean_ms = m.d("mean_ms");
     s.stddev_ms = m.d("stddev_ms");
-    s.samples = int(m.i("samples"));
+    s.samples = m.i32("samples");
     s.noise = m.d("noise");
     s.method = m.s("method");
     out.timing = s;
   }
-  out.tflops = r.d("tflops");
-  out.matmul_fraction = r.d("matmul_fraction");
-  out.traffic_model = traffic_from(r.sub("traffic_model"));
-  out.model_bandwidth_gbps = r.d("model_bandwidth_gbps");
+  out.tflops = r.d_or("tflops", 0);
+  out.matmul_fraction = r.d_or("matmul_fraction", 0);
+  if (!r.null("traffic_model")) out.traffic_model = traffic_from(r.sub("traffic_model"));
+  out.model_bandwidth_gbps = r.d_or("model_bandwidth_gbps", 0);
   if (!r.null("traffic_measured")) out.traffic_measured = traffic_from(r.sub("traffic_measured"));
-  out.traffic_measured_source = r.s("traffic_measured_source");
-  // Absent in files written before the column existed.
-  if (r.j.contains("l2_hit_rate") && !r.null("l2_hit_rate")) out.l2_hit_rate = r.d("l2_hit_rate");
-  out.peak_extra_bytes = r.i("peak_extra_bytes");
+  out.traffic_measured_source = r.s_or("traffic_measured_source", "");
+  if (!r.null("l2_hit_rate_pct")) out.l2_hit_rate_pct = r.d("l2_hit_rate_pct");
+  out.peak_extra_bytes = r.null("peak_extra_bytes") ? -1 : r.i("peak_extra_bytes");
   if (!r.null("errors")) {
     Reader e = r.sub("errors");
     ErrorMetrics m;
@@ -239,25 +263,25 @@ Result result_from_json(const json& j, const std::string& where) {
     out.errors = m;
     out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
   }
-  if (r.j.contains("grad_errors") && !r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
+  if (!r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
   share_checked_rows(out);
-  out.clock_before_mhz = int(r.i("clock_before_mhz"));
-  out.clock_after_mhz = int(r.i("clock_after_mhz"));
+  out.clock_before_mhz = r.i32_or("clock_before_mhz", -1);
+  out.clock_after_mhz = r.i32_or("clock_after_mhz", -1);
   out.seed = r.u("seed");
   return out;
 }
 
+void check_unique_keys(const std::vector<Result>& rows, const std::string& path) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!seen.insert(rows[i].key()).second)
+      throw UsageError(fmt::format("{}: results[{}] ({} on {}) appears twice; expected one row per kernel and "
+                                   "problem",
+                                   path, i, rows[i].kernel, rows[i].problem.describe()));
+}
+
 std::vector<Result> read_results_json(const std::string& path, json* metadata) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("results file '{}' cannot be opened (missing or unreadable)", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw UsageError(fmt::format("results file '{}' is not valid JSON (byte {}): {}", path, e.byte, e.what()));
-  }
+  const json doc = parse_json_bounded(read_input_file(path, "results file", int64_t(1) << 32), path);
   if (!doc.is_object() || !doc.contains("schema_version") || !doc.contains("results"))
     throw UsageError(fmt::format("'{}' is not an fa-bench results file (no schema_version/results)", path));
   if (doc["schema_version"] != kResultsSchemaVersion)
@@ -268,6 +292,8 @@ std::vector<Result> read_results_json(const std::string& path, json* metadata) {
   std::vector<Result> rows;
   for (size_t i = 0; i < doc["results"].size(); ++i)
     rows.push_back(result_from_json(doc["results"][i], fmt::format("{}: results[{}]", path, i)));
+  if (doc.contains("metadata") && !doc["metadata"].is_object())
+    throw UsageError(fmt::format("'{}': \"metadata\" must be an object", path));
   if (metadata) *metadata = doc.contains("metadata") ? doc["metadata"] : json::object();
   return rows;
 }

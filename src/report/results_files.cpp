@@ -1,6 +1,7 @@
 #include "report/results_files.h"
 
-#include "report/atomic_file.h"
+#include "report/json_limits.h"
+#include "report/output_path.h"
 #include "report/csv.h"
 #include "report/markdown.h"
 #include "report/metadata.h"
@@ -15,35 +16,37 @@ ResultsFiles::ResultsFiles(std::string json_path, std::string csv_path, std::str
       md_path_(std::move(md_path)),
       metadata_(std::move(metadata)),
       rows_(std::move(rows)) {
-  write();
+  write(false);
 }
 
 void ResultsFiles::add(const Result& r) {
   rows_.push_back(r);
-  write();
+  write(false);
 }
 
 void ResultsFiles::finish(const std::string& run_status) {
   metadata_["run_status"] = run_status;
-  write();
+  write(true);
 }
 
-void ResultsFiles::write() {
+void ResultsFiles::write(bool final) {
   // Rewriting the whole file per row is O(rows^2) bytes, but rows take
   // milliseconds to seconds each and a sweep has at most thousands: the
-  // simplicity of "the file is always a complete document" wins.
+  // simplicity of "the file is always a complete document" wins. Standard
+  // output ('-') gets one document, at the end.
   metadata_["end_time"] = utc_now_iso8601();
   metadata_["rows"] = rows_.size();
-  if (!json_path_.empty()) {
+  auto due = [final](const std::string& path) { return !path.empty() && (final || path != "-"); };
+  if (due(json_path_)) {
     nlohmann::json doc;
     doc["schema_version"] = kResultsSchemaVersion;
     doc["metadata"] = metadata_;
     doc["results"] = nlohmann::json::array();
     for (const auto& r : rows_) doc["results"].push_back(result_to_json(r));
-    write_file_atomic(json_path_, doc.dump(2) + "\n");
+    write_output(json_path_, dump_json(doc) + "\n");
   }
-  if (!csv_path_.empty()) write_file_atomic(csv_path_, csv_document(rows_));
-  if (!md_path_.empty()) write_file_atomic(md_path_, markdown_table(rows_));
+  if (due(csv_path_)) write_output(csv_path_, csv_document(rows_));
+  if (due(md_path_)) write_output(md_path_, markdown_table(rows_));
 }
 
 }  // namespace fa

@@ -13,8 +13,9 @@ namespace fa {
 
 class ResultsFiles {
  public:
-  // Empty paths are skipped. `rows` are earlier results (from --resume) that
-  // the files start with. Writes the files once immediately.
+  // Empty paths are skipped; '-' is standard output, written once by finish().
+  // `rows` are earlier results (from --resume) that the files start with.
+  // Writes the files once immediately.
   ResultsFiles(std::string json_path, std::string csv_path, std::string md_path,
                nlohmann::json metadata, std::vector<Result> rows);
   void add(const Result&);
@@ -23,7 +24,7 @@ class ResultsFiles {
   const std::vector<Result>& rows() const { return rows_; }
 
  private:
-  void write();
+  void write(bool final);
   std::string json_path_, csv_path_, md_path_;
   nlohmann::json metadata_;
   std::vector<Result> rows_;

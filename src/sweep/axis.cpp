@@ -6,29 +6,21 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sweep/values.h"
 
 namespace fa {
 
 namespace {
 
-// A sweep with more points than this is almost certainly a typo ("1:100000:+1").
+// A sweep with more values on one axis than this is almost certainly a typo
+// ("1:100000:+1", a generated list gone wrong).
 constexpr size_t kMaxAxisValues = 4096;
+constexpr int kMaxBlock = 4096;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-int64_t parse_i64(std::string_view s, std::string_view what, std::string_view whole) {
-  s = trim(s);
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
-    throw UsageError(fmt::format("{}: '{}' is not an integer (in '{}')", what, s, whole));
-  if (v > INT_MAX || v < INT_MIN)
-    throw UsageError(fmt::format("{}: {} is out of range (in '{}')", what, v, whole));
-  return v;
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
@@ -44,20 +36,28 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   return out;
 }
 
-void append_range(std::string_view item, std::string_view what, std::string_view whole,
+void push_checked(std::vector<int>& out, int64_t v, std::string_view what, std::string_view whole) {
+  out.push_back(int(v));
+  if (out.size() > kMaxAxisValues)
+    throw UsageError(fmt::format("{}: '{}' gives more than {} values; expected at most {} per axis", what,
+                                 whole.size() > 64 ? std::string(whole.substr(0, 60)) + "..." : std::string(whole),
+                                 kMaxAxisValues, kMaxAxisValues));
+}
+
+void append_range(std::string_view item, std::string_view what, std::string_view whole, int lo, int hi,
                   std::vector<int>& out) {
   auto parts = split(item, ':');
   if (parts.size() != 3)
     throw UsageError(fmt::format(
         "{}: range '{}' must be start:stop:xK or start:stop:+K (e.g. 512:16384:x2)", what, item));
-  int64_t start = parse_i64(parts[0], what, whole);
-  int64_t stop = parse_i64(parts[1], what, whole);
+  int64_t start = parse_integer(parts[0], what, lo, hi);
+  int64_t stop = parse_integer(parts[1], what, lo, hi);
   std::string_view step = trim(parts[2]);
   if (step.empty() || (step[0] != 'x' && step[0] != '+'))
     throw UsageError(fmt::format("{}: range step '{}' must start with x (multiply) or + (add), "
                                  "e.g. 512:16384:x2",
                                  what, step));
-  int64_t k = parse_i64(step.substr(1), what, whole);
+  int64_t k = parse_integer(step.substr(1), what, INT_MIN, INT_MAX);
   if (start > stop)
     throw UsageError(fmt::format("{}: range '{}' has start {} > stop {}", what, item, start, stop));
   if (step[0] == 'x' && (k < 2 || start <= 0))
@@ -65,27 +65,35 @@ void append_range(std::string_view item, std::string_view what, std::string_view
         "{}: multiplicative range '{}' needs a factor >= 2 and a start > 0", what, item));
   if (step[0] == '+' && k < 1)
     throw UsageError(fmt::format("{}: additive range '{}' needs a step >= 1", what, item));
-  for (int64_t v = start; v <= stop; v = step[0] == 'x' ? v * k : v + k) {
-    out.push_back(int(v));
-    if (out.size() > kMaxAxisValues)
-      throw UsageError(fmt::format("{}: '{}' gives more than {} values", what, whole,
-                                   kMaxAxisValues));
-  }
+  // start, stop and k are ints, so v * k and v + k stay far inside int64.
+  for (int64_t v = start; v <= stop; v = step[0] == 'x' ? v * k : v + k) push_checked(out, v, what, whole);
+}
+
+template <typename T, typename Show>
+void reject_duplicates(const std::vector<T>& vals, std::string_view what, std::string_view whole, Show show) {
+  for (size_t i = 0; i < vals.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (vals[i] == vals[j])
+        throw UsageError(fmt::format("{}: {} appears twice in '{}'; expected each value once (a "
+                                     "duplicate would give two rows with the same key)",
+                                     what, show(vals[i]), whole));
 }
 
 }  // namespace
 
-std::vector<int> parse_int_axis(std::string_view text, std::string_view what) {
+std::vector<int> parse_int_axis(std::string_view text, std::string_view what, int lo, int hi) {
   std::vector<int> out;
-  if (trim(text).empty()) throw UsageError(fmt::format("{}: empty value", what));
+  if (trim(text).empty())
+    throw UsageError(fmt::format("{}: empty value; expected a list or range of integers, e.g. 512:16384:x2", what));
   for (std::string_view item : split(text, ',')) {
     item = trim(item);
     if (item.empty()) throw UsageError(fmt::format("{}: empty entry in '{}'", what, text));
     if (item.find(':') != std::string_view::npos)
-      append_range(item, what, text, out);
+      append_range(item, what, text, lo, hi, out);
     else
-      out.push_back(int(parse_i64(item, what, text)));
+      push_checked(out, parse_integer(item, what, lo, hi), what, text);
   }
+  reject_duplicates(out, what, text, [](int v) { return std::to_string(v); });
   return out;
 }
 
@@ -104,6 +112,7 @@ std::vector<bool> parse_bool_axis(std::string_view text, std::string_view what) 
           fmt::format("{}: '{}' is not one of true, false, both (in '{}')", what, item, text));
     }
   }
+  reject_duplicates(out, what, text, [](bool b) { return b ? "true" : "false"; });
   return out;
 }
 
@@ -114,24 +123,25 @@ std::vector<std::string> split_list(std::string_view text, std::string_view what
     item = trim(item);
     if (item.empty()) throw UsageError(fmt::format("{}: empty entry in '{}'", what, text));
     out.emplace_back(item);
+    if (out.size() > kMaxAxisValues)
+      throw UsageError(fmt::format("{}: more than {} entries", what, kMaxAxisValues));
   }
   return out;
 }
 
 std::vector<Tile> parse_block_list(std::string_view text, std::string_view what) {
   std::vector<Tile> out;
+  const std::string accepted = "expected MxN, e.g. 128x64, or auto";
   for (const std::string& item : split_list(text, what)) {
-    auto x = item.find('x');
-    if (x == std::string::npos)
-      throw UsageError(fmt::format("{}: '{}' is not BLOCK_MxBLOCK_N (e.g. 128x64) or auto", what,
-                                   item));
+    auto parts = split(item, 'x');
+    if (parts.size() != 2 || trim(parts[0]).empty() || trim(parts[1]).empty())
+      throw UsageError(fmt::format("{}: '{}' is not a tile; {}", what, item, accepted));
     Tile t;
-    t.block_m = int(parse_i64(std::string_view(item).substr(0, x), what, text));
-    t.block_n = int(parse_i64(std::string_view(item).substr(x + 1), what, text));
-    if (t.block_m <= 0 || t.block_n <= 0)
-      throw UsageError(fmt::format("{}: block sizes must be > 0 (got '{}')", what, item));
+    t.block_m = int(parse_integer(parts[0], what, 1, kMaxBlock));
+    t.block_n = int(parse_integer(parts[1], what, 1, kMaxBlock));
     out.push_back(t);
   }
+  reject_duplicates(out, what, text, [](const Tile& t) { return t.str(); });
   return out;
 }
 
@@ -150,9 +160,10 @@ int64_t parse_bytes(std::string_view text, std::string_view what) {
   }
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v <= 0)
-    throw UsageError(fmt::format("{}: '{}' is not a positive size (e.g. 8G, 512M)", what, text));
-  if (v > INT64_MAX / mult) throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v <= 0 || v > INT64_MAX / 4 / mult)
+    throw UsageError(fmt::format("{}: '{}' is not a size; expected a positive number of bytes with an "
+                                 "optional K, M, G or T, e.g. 8G or 512M",
+                                 what, text));
   return v * mult;
 }
 

@@ -1,16 +1,18 @@
 #include "sweep/config.h"
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
-#include <regex>
-#include <sstream>
+#include <climits>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "check/half.h"
 #include "core/errors.h"
+#include "report/input_file.h"
+#include "report/json_limits.h"
 #include "sweep/axis.h"
+#include "sweep/values.h"
 
 namespace fa {
 
@@ -21,44 +23,25 @@ const std::vector<std::string>& config_keys() {
       "description", "seqlen",     "seqlen_k",     "head_dim",     "block",       "batch",
       "total_tokens", "heads",     "hidden",       "heads_kv",     "causal",      "dtype",
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
-      "md",          "max_check_rows", "warmup",   "min_samples",  "max_samples", "max_seconds",
-      "target_noise", "flush_l2",  "threads",      "cpu_mem_limit", "counters",
-      "inputs",      "save_outputs", "pass"};
+      "md",          "max_check_rows", "exact_check", "warmup",    "min_samples", "max_samples",
+      "max_seconds", "target_noise", "flush_l2",   "threads",      "cpu_mem_limit", "counters",
+      "timeout",     "inputs",     "save_outputs", "pass"};
   return keys;
 }
 
 namespace {
 
-struct LineCol {
-  size_t line = 1, col = 1;
-};
-LineCol line_col(const std::string& text, size_t byte) {
-  LineCol lc;
-  for (size_t i = 0; i < std::min(byte, text.size()); ++i) {
-    if (text[i] == '\n') {
-      ++lc.line;
-      lc.col = 1;
-    } else {
-      ++lc.col;
-    }
-  }
-  return lc;
-}
-
-// The last "key": before `byte`, so a syntax error can name what it was inside.
-std::string last_key_before(const std::string& text, size_t byte) {
-  static const std::regex key_re(R"re("([A-Za-z_][A-Za-z0-9_]*)"\s*:)re");
-  std::string head = text.substr(0, std::min(byte, text.size()));
-  std::string last;
-  for (auto it = std::sregex_iterator(head.begin(), head.end(), key_re); it != std::sregex_iterator();
-       ++it)
-    last = (*it)[1];
-  return last;
-}
+// Limits of the typed settings (docs/CLI.md states them).
+constexpr int kMaxHeadDim = 1024;
+constexpr int kMaxThreads = 1024;
+constexpr int64_t kMaxWarmup = 1000000;
+constexpr int64_t kMaxSamples = 10000000;
+constexpr double kMaxSeconds = 86400;        // one row's timing budget
+constexpr double kMaxTimeout = 30 * 86400.0;  // the whole sweep
 
 size_t line_of_key(const std::string& text, const std::string& key) {
   size_t pos = text.find("\"" + key + "\"");
-  return pos == std::string::npos ? 0 : line_col(text, pos).line;
+  return pos == std::string::npos ? 0 : position_of(text, pos).line;
 }
 
 std::string nearest_key(const std::string& key) {
@@ -83,104 +66,210 @@ std::string nearest_key(const std::string& key) {
   return best;
 }
 
-std::string type_name(const json& v) { return v.type_name(); }
-
-// Where a key's value came from, for error messages.
-std::string where(const ConfigSource& src, const std::string& key) {
-  auto it = src.origin.find(key);
-  if (it == src.origin.end()) return fmt::format("'{}'", key);
-  if (it->second.rfind("--", 0) == 0) return it->second;
-  return fmt::format("{}: key '{}'", it->second, key);
+bool known_key(const std::string& key) {
+  const auto& keys = config_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::string scalar_text(const json& v) {
+// What a key's JSON value may be. The flag syntax is the one parser: a JSON
+// number, boolean or list is written as the text a user would type, then parsed
+// exactly as the flag is.
+enum class Shape { integer_list, word_list, integer, real, boolean, word };
+
+std::string scalar_text(const json& v, Shape shape, const std::string& where) {
+  const bool integral = shape == Shape::integer_list || shape == Shape::integer;
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  return "";
-}
-
-// Axis value as text: "512", "512:16384:x2", [512, "1024:4096:x2"], true, ["bf16"].
-std::string axis_text(const ConfigSource& src, const std::string& key) {
-  const json& v = src.values.at(key);
-  if (v.is_array()) {
-    if (v.empty()) throw UsageError(fmt::format("{}: empty list", where(src, key)));
-    std::vector<std::string> parts;
-    for (const json& e : v) {
-      std::string s = scalar_text(e);
-      if (s.empty())
-        throw UsageError(fmt::format("{}: list entries must be numbers, strings or booleans, got {}",
-                                     where(src, key), type_name(e)));
-      parts.push_back(s);
-    }
-    return fmt::format("{}", fmt::join(parts, ","));
-  }
-  std::string s = scalar_text(v);
-  if (s.empty())
-    throw UsageError(fmt::format("{}: expected a value, a string or a list, got {}",
-                                 where(src, key), type_name(v)));
-  return s;
-}
-
-bool has(const ConfigSource& src, const std::string& key) { return src.values.contains(key); }
-
-std::vector<int> int_axis(const ConfigSource& src, const std::string& key, int min_value) {
-  std::vector<int> vals = parse_int_axis(axis_text(src, key), where(src, key));
-  for (int v : vals)
-    if (v < min_value)
-      throw UsageError(fmt::format("{}: values must be >= {} (got {})", where(src, key), min_value, v));
-  return vals;
-}
-
-double number(const ConfigSource& src, const std::string& key) {
-  const json& v = src.values.at(key);
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    try {
-      size_t used = 0;
-      double d = std::stod(s, &used);
-      if (used == s.size()) return d;
-    } catch (const std::exception&) {
-    }
-    throw UsageError(fmt::format("{}: '{}' is not a number", where(src, key), s));
-  }
-  throw UsageError(fmt::format("{}: expected a number, got {}", where(src, key), type_name(v)));
-}
-
-int64_t integer(const ConfigSource& src, const std::string& key, int64_t min_value) {
-  const json& v = src.values.at(key);
-  int64_t out = 0;
   if (v.is_number_integer() || v.is_number_unsigned()) {
-    out = v.get<int64_t>();
-  } else if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-      throw UsageError(fmt::format("{}: '{}' is not an integer", where(src, key), s));
-  } else {
-    throw UsageError(fmt::format("{}: expected an integer, got {}", where(src, key), type_name(v)));
+    if (shape == Shape::word || shape == Shape::word_list || shape == Shape::boolean)
+      throw UsageError(fmt::format("{}: {} is a number; expected a string", where, v.dump()));
+    return v.dump();
   }
-  if (out < min_value)
-    throw UsageError(fmt::format("{}: must be >= {} (got {})", where(src, key), min_value, out));
+  if (v.is_number_float()) {
+    if (integral) throw UsageError(fmt::format("{}: {} is not an integer; expected an integer", where, v.dump()));
+    if (shape != Shape::real)
+      throw UsageError(fmt::format("{}: {} is a number; expected a string", where, v.dump()));
+    return v.dump();
+  }
+  if (v.is_boolean()) {
+    if (shape != Shape::boolean && shape != Shape::word_list)
+      throw UsageError(fmt::format("{}: {} is a boolean; expected {}", where, v.dump(),
+                                   integral ? "an integer" : shape == Shape::real ? "a number" : "a string"));
+    return v.get<bool>() ? "true" : "false";
+  }
+  throw UsageError(fmt::format("{}: got {} ({}); expected a number, a string{}", where, v.type_name(),
+                               v.dump().substr(0, 40),
+                               shape == Shape::integer_list || shape == Shape::word_list ? " or a list of them" : ""));
+}
+
+std::string json_text(const json& v, Shape shape, const std::string& where) {
+  if (!v.is_array()) return scalar_text(v, shape, where);
+  if (shape != Shape::integer_list && shape != Shape::word_list)
+    throw UsageError(fmt::format("{}: got a list; expected a single value", where));
+  if (v.empty()) throw UsageError(fmt::format("{}: empty list; expected at least one value", where));
+  std::string out;
+  for (const json& e : v) {
+    if (e.is_array() || e.is_object())
+      throw UsageError(fmt::format("{}: a list entry is {}; expected numbers or strings", where, e.type_name()));
+    if (!out.empty()) out += ',';
+    out += scalar_text(e, shape, where);
+  }
   return out;
 }
 
-bool boolean(const ConfigSource& src, const std::string& key) {
-  const json& v = src.values.at(key);
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_string()) {
-    if (v == "true" || v == "1") return true;
-    if (v == "false" || v == "0") return false;
-  }
-  throw UsageError(fmt::format("{}: expected true or false, got {}", where(src, key), v.dump()));
+std::vector<int> int_axis(std::string_view text, const std::string& where, int lo = 1, int hi = INT_MAX) {
+  return parse_int_axis(text, where, lo, hi);
 }
 
-std::string string_value(const ConfigSource& src, const std::string& key) {
-  const json& v = src.values.at(key);
-  if (!v.is_string())
-    throw UsageError(fmt::format("{}: expected a string, got {}", where(src, key), type_name(v)));
-  return v.get<std::string>();
+// A list of named values (dtype, pass), each once.
+template <typename T>
+std::vector<T> named_axis(std::string_view text, const std::string& where, const char* what, const char* accepted,
+                          std::optional<T> (*parse)(std::string_view)) {
+  std::vector<T> out;
+  for (const auto& s : split_list(text, where)) {
+    const std::optional<T> v = parse(s);
+    if (!v) throw UsageError(fmt::format("{}: unknown {} '{}'; expected {}", where, what, s, accepted));
+    if (std::find(out.begin(), out.end(), *v) != out.end())
+      throw UsageError(fmt::format("{}: {} appears twice in '{}'; expected each {} once", where, to_string(*v), text,
+                                   what));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::string file_name(std::string_view text, const std::string& where, bool stdout_ok) {
+  return parse_nonempty(text, where, stdout_ok ? "a file name, or - for standard output" : "a path");
+}
+
+// One entry per key: how its JSON value may look, and the one parser of its text.
+struct Setting {
+  const char* key;
+  Shape shape;
+  void (*apply)(SweepConfig&, std::string_view text, const std::string& where);
+};
+
+const std::vector<Setting>& settings() {
+  using C = SweepConfig;
+  using W = const std::string&;
+  static const std::vector<Setting> table = {
+      {"description", Shape::word, [](C& c, std::string_view t, W) { c.description = std::string(t); }},
+      {"seqlen", Shape::integer_list, [](C& c, std::string_view t, W w) { c.seqlen = int_axis(t, w); }},
+      {"seqlen_k", Shape::integer_list, [](C& c, std::string_view t, W w) { c.seqlen_k = int_axis(t, w); }},
+      {"head_dim", Shape::integer_list,
+       [](C& c, std::string_view t, W w) { c.head_dim = int_axis(t, w, 1, kMaxHeadDim); }},
+      {"batch", Shape::integer_list, [](C& c, std::string_view t, W w) { c.batch = int_axis(t, w); }},
+      {"total_tokens", Shape::integer_list,
+       [](C& c, std::string_view t, W w) { c.total_tokens = int_axis(t, w); }},
+      {"heads", Shape::integer_list, [](C& c, std::string_view t, W w) { c.heads = int_axis(t, w); }},
+      {"hidden", Shape::integer_list, [](C& c, std::string_view t, W w) { c.hidden = int_axis(t, w); }},
+      {"heads_kv", Shape::integer_list, [](C& c, std::string_view t, W w) { c.heads_kv = int_axis(t, w); }},
+      {"block", Shape::word_list,
+       [](C& c, std::string_view t, W w) {
+         const bool is_auto = t == "auto";
+         c.block_auto = is_auto;
+         c.block = is_auto ? std::vector<Tile>{} : parse_block_list(t, w);
+       }},
+      {"causal", Shape::word_list, [](C& c, std::string_view t, W w) { c.causal = parse_bool_axis(t, w); }},
+      {"dtype", Shape::word_list,
+       [](C& c, std::string_view t, W w) { c.dtype = named_axis(t, w, "dtype", "bf16, fp16 or fp32", parse_dtype); }},
+      {"pass", Shape::word_list,
+       [](C& c, std::string_view t, W w) { c.pass = named_axis(t, w, "pass", "fwd, bwd or fwd+bwd", parse_pass); }},
+      {"kernels", Shape::word_list,
+       [](C& c, std::string_view t, W w) {
+         const auto names = split_list(t, w);
+         for (size_t i = 0; i < names.size(); ++i)
+           if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i)
+             throw UsageError(fmt::format("{}: '{}' appears twice; expected each selection once", w, names[i]));
+         c.kernels = std::string(t);
+       }},
+      {"distribution", Shape::word,
+       [](C& c, std::string_view t, W w) {
+         auto d = parse_distribution(t);
+         if (!d)
+           throw UsageError(
+               fmt::format("{}: unknown distribution '{}'; expected normal, uniform or adversarial", w, t));
+         c.distribution = *d;
+       }},
+      {"seed", Shape::integer,
+       [](C& c, std::string_view t, W w) {
+         if (t == "fresh") c.seed.reset();
+         else c.seed = parse_unsigned(t, w);
+       }},
+      {"backend", Shape::word,
+       [](C& c, std::string_view t, W w) {
+         if (t != "auto" && t != "cpu" && t != "cuda")
+           throw UsageError(fmt::format("{}: unknown backend '{}'; expected auto, cpu or cuda", w, t));
+         c.backend = std::string(t);
+       }},
+      {"json", Shape::word, [](C& c, std::string_view t, W w) { c.json = file_name(t, w, true); }},
+      {"csv", Shape::word, [](C& c, std::string_view t, W w) { c.csv = file_name(t, w, true); }},
+      {"md", Shape::word, [](C& c, std::string_view t, W w) { c.md = file_name(t, w, true); }},
+      {"inputs", Shape::word, [](C& c, std::string_view t, W w) { c.inputs = file_name(t, w, false); }},
+      {"save_outputs", Shape::word,
+       [](C& c, std::string_view t, W w) { c.save_outputs = file_name(t, w, false); }},
+      {"max_check_rows", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.max_check_rows = parse_integer(t, w, 1, INT_MAX); }},
+      {"exact_check", Shape::boolean, [](C& c, std::string_view t, W w) { c.exact_check = parse_boolean(t, w); }},
+      {"warmup", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.timing.warmup = int(parse_integer(t, w, 0, kMaxWarmup)); }},
+      {"min_samples", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.timing.min_samples = int(parse_integer(t, w, 1, kMaxSamples)); }},
+      {"max_samples", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.timing.max_samples = int(parse_integer(t, w, 1, kMaxSamples)); }},
+      {"max_seconds", Shape::real,
+       [](C& c, std::string_view t, W w) { c.timing.max_seconds = parse_real(t, w, 0, kMaxSeconds, true); }},
+      {"target_noise", Shape::real,
+       [](C& c, std::string_view t, W w) { c.timing.target_noise = parse_real(t, w, 0, 1, false); }},
+      {"flush_l2", Shape::boolean, [](C& c, std::string_view t, W w) { c.timing.flush_l2 = parse_boolean(t, w); }},
+      {"threads", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.threads = int(parse_integer(t, w, 0, kMaxThreads)); }},
+      {"cpu_mem_limit", Shape::integer,
+       [](C& c, std::string_view t, W w) { c.cpu_mem_limit = parse_bytes(t, w); }},
+      {"counters", Shape::boolean, [](C& c, std::string_view t, W w) { c.counters = parse_boolean(t, w); }},
+      {"timeout", Shape::real,
+       [](C& c, std::string_view t, W w) { c.timeout = parse_real(t, w, 0, kMaxTimeout, true); }},
+  };
+  return table;
+}
+
+const Setting& setting(const std::string& key) {
+  for (const Setting& s : settings())
+    if (key == s.key) return s;
+  throw UsageError(fmt::format("unknown setting '{}'", key));
+}
+
+// The pairs describe the same axis two ways: at most one of each is set.
+std::string partner_of(const std::string& key) {
+  if (key == "batch") return "total_tokens";
+  if (key == "total_tokens") return "batch";
+  if (key == "heads") return "hidden";
+  if (key == "hidden") return "heads";
+  return "";
+}
+
+void clear_partner(SweepConfig& c, const std::string& key) {
+  if (key == "batch") c.batch.clear();
+  if (key == "total_tokens") c.total_tokens.clear();
+  if (key == "heads") c.heads.clear();
+  if (key == "hidden") c.hidden.clear();
+}
+
+// Values the user's tensors take in each dtype of the sweep must stay finite:
+// a value past fp16's range is bad input, not a kernel failure.
+void check_inputs_fit(const UserInputs& u, const std::vector<DType>& dtypes, const std::string& where) {
+  const char* names[] = {"q.npy", "k.npy", "v.npy"};
+  const std::vector<float>* tensors[] = {&u.tensors.q, &u.tensors.k, &u.tensors.v};
+  for (DType d : dtypes) {
+    if (d == DType::f32) continue;
+    for (int t = 0; t < 3; ++t) {
+      for (size_t i = 0; i < tensors[t]->size(); ++i) {
+        const float x = (*tensors[t])[i];
+        if (!std::isfinite(d == DType::bf16 ? round_bf16(x) : round_f16(x)))
+          throw UsageError(fmt::format("{}: {} element {} is {}, past the largest finite {} value; expected "
+                                       "values that {} can hold (or --dtype fp32)",
+                                       where, names[t], i, (*tensors[t])[i], to_string(d), to_string(d)));
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -188,44 +277,23 @@ std::string string_value(const ConfigSource& src, const std::string& key) {
 ConfigSource config_from_json(const nlohmann::json& doc, const std::string& origin) {
   if (!doc.is_object()) throw UsageError(fmt::format("{}: settings must be a JSON object", origin));
   ConfigSource src;
-  const auto& keys = config_keys();
   for (auto& [key, value] : doc.items()) {
-    if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      throw UsageError(fmt::format("{}: unknown key '{}'", origin, key));
-    src.values[key] = value;
-    src.origin[key] = origin;
+    if (!known_key(key)) throw UsageError(fmt::format("{}: unknown key '{}'", origin, key));
+    if (value.is_null()) throw UsageError(fmt::format("{}: key '{}' is null", origin, key));
+    src.file.push_back({key, value, origin});
   }
   return src;
 }
 
 ConfigSource load_config_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("config file '{}' cannot be opened (missing or unreadable)", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    LineCol lc = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    std::string key = last_key_before(text, e.byte);
-    // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 3,
-    // column 15: syntax error while parsing ..."; the position is already ours.
-    std::string why = e.what();
-    auto col = why.find("column ");
-    auto pos = col == std::string::npos ? std::string::npos : why.find(": ", col);
-    if (pos != std::string::npos) why = why.substr(pos + 2);
-    throw UsageError(fmt::format("{}:{}:{}: malformed JSON{}: {}", path, lc.line, lc.col,
-                                 key.empty() ? "" : fmt::format(" (after key '{}')", key), why));
-  }
+  const std::string text = read_input_file(path, "config file", int64_t(16) << 20);
+  const json doc = parse_json_bounded(text, path);
   if (!doc.is_object())
     throw UsageError(fmt::format("{}: the top level must be a JSON object of settings, got {}", path,
                                  doc.type_name()));
   ConfigSource src;
-  const auto& keys = config_keys();
   for (auto& [key, value] : doc.items()) {
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    if (!known_key(key)) {
       std::string hint = nearest_key(key);
       throw UsageError(fmt::format("{}:{}: unknown key '{}'{}", path, line_of_key(text, key), key,
                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
@@ -233,145 +301,63 @@ ConfigSource load_config_file(const std::string& path) {
     if (value.is_null())
       throw UsageError(fmt::format("{}:{}: key '{}' is null; remove it to use the default", path,
                                    line_of_key(text, key), key));
-    src.values[key] = value;
-    src.origin[key] = fmt::format("{}:{}", path, line_of_key(text, key));
+    src.file.push_back({key, value, fmt::format("{}:{}", path, line_of_key(text, key))});
   }
   return src;
 }
 
 void apply_override(ConfigSource& src, const std::string& key, const std::string& text,
                     const std::string& flag) {
-  // The pairs describe the same axis two ways; the command line's choice wins.
-  static const std::map<std::string, std::string> exclusive = {
-      {"batch", "total_tokens"}, {"total_tokens", "batch"}, {"heads", "hidden"}, {"hidden", "heads"}};
-  if (auto it = exclusive.find(key); it != exclusive.end()) {
-    auto o = src.origin.find(it->second);
-    if (o != src.origin.end() && o->second.rfind("--", 0) != 0) {
-      src.values.erase(it->second);
-      src.origin.erase(o);
-    }
-  }
-  src.values[key] = text;
-  src.origin[key] = flag;
+  src.flags.push_back({key, text, flag});
 }
 
 SweepConfig resolve_config(const ConfigSource& src) {
   SweepConfig c;
-  for (const auto& [a, b] : {std::pair<std::string, std::string>{"batch", "total_tokens"},
-                             {"heads", "hidden"}})
-    if (has(src, a) && has(src, b))
-      throw UsageError(fmt::format("{} and {} both set: give one ({} = {} / {})", where(src, a),
-                                   where(src, b), a, b, a == "batch" ? "seqlen" : "head_dim"));
+  std::map<std::string, std::string> from;  // key -> where its value came from
+  std::map<std::string, std::string> flag_of;
+  for (const auto& f : src.flags) flag_of[f.key] = f.flag;
 
-  c.seqlen = has(src, "seqlen") ? int_axis(src, "seqlen", 1) : std::vector<int>{1024};
-  if (has(src, "seqlen_k")) c.seqlen_k = int_axis(src, "seqlen_k", 1);
-  c.head_dim = has(src, "head_dim") ? int_axis(src, "head_dim", 1) : std::vector<int>{128};
-  for (int d : c.head_dim)
-    if (d > 1024) throw UsageError(fmt::format("{}: head_dim must be <= 1024 (got {})", where(src, "head_dim"), d));
-  if (has(src, "total_tokens"))
-    c.total_tokens = int_axis(src, "total_tokens", 1);
-  else
-    c.batch = has(src, "batch") ? int_axis(src, "batch", 1) : std::vector<int>{1};
-  if (has(src, "hidden"))
-    c.hidden = int_axis(src, "hidden", 1);
-  else
-    c.heads = has(src, "heads") ? int_axis(src, "heads", 1) : std::vector<int>{8};
-  if (has(src, "heads_kv")) c.heads_kv = int_axis(src, "heads_kv", 1);
-
-  if (has(src, "block")) {
-    std::string text = axis_text(src, "block");
-    if (text == "auto") {
-      c.block_auto = true;
-    } else {
-      c.block_auto = false;
-      c.block = parse_block_list(text, where(src, "block"));
-    }
+  // The file first; a key the command line sets (or whose partner it sets) is skipped.
+  for (const auto& v : src.file) {
+    if (flag_of.count(v.key) || flag_of.count(partner_of(v.key))) continue;
+    const std::string where = fmt::format("{}: key '{}'", v.origin, v.key);
+    const Setting& s = setting(v.key);
+    s.apply(c, json_text(v.value, s.shape, where), where);
+    from[v.key] = where;
   }
-  if (has(src, "causal")) c.causal = parse_bool_axis(axis_text(src, "causal"), where(src, "causal"));
-  if (has(src, "dtype")) {
-    c.dtype.clear();
-    for (const auto& s : split_list(axis_text(src, "dtype"), where(src, "dtype"))) {
-      auto d = parse_dtype(s);
-      if (!d) throw UsageError(fmt::format("{}: unknown dtype '{}' (bf16, fp16, fp32)", where(src, "dtype"), s));
-      c.dtype.push_back(*d);
-    }
+  for (const auto& f : src.flags) {
+    const std::string partner = partner_of(f.key);
+    if (!partner.empty() && flag_of.count(partner))
+      throw UsageError(fmt::format("{} and {} both set; expected one ({} = {} / {})", flag_of[partner], f.flag,
+                                   f.key == "batch" || f.key == "total_tokens" ? "batch" : "heads",
+                                   f.key == "batch" || f.key == "total_tokens" ? "total_tokens" : "hidden",
+                                   f.key == "batch" || f.key == "total_tokens" ? "seqlen" : "head_dim"));
+    setting(f.key).apply(c, f.text, f.flag);
+    from[f.key] = f.flag;
   }
-  if (has(src, "pass")) {
-    c.pass.clear();
-    for (const auto& s : split_list(axis_text(src, "pass"), where(src, "pass"))) {
-      auto ps = parse_pass(s);
-      if (!ps) throw UsageError(fmt::format("{}: unknown pass '{}' (fwd, bwd, fwd+bwd)", where(src, "pass"), s));
-      if (std::find(c.pass.begin(), c.pass.end(), *ps) != c.pass.end())
-        throw UsageError(fmt::format("{}: pass '{}' given twice", where(src, "pass"), s));
-      c.pass.push_back(*ps);
-    }
-  }
-  if (has(src, "kernels")) c.kernels = axis_text(src, "kernels");
-  if (has(src, "distribution")) {
-    std::string s = string_value(src, "distribution");
-    auto d = parse_distribution(s);
-    if (!d)
-      throw UsageError(fmt::format("{}: unknown distribution '{}' (normal, uniform, adversarial)",
-                                   where(src, "distribution"), s));
-    c.distribution = *d;
-  }
-  if (has(src, "seed")) {
-    const json& v = src.values.at("seed");
-    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0)) {
-      c.seed = v.get<uint64_t>();
-    } else if (v.is_string()) {
-      const std::string s = v.get<std::string>();
-      if (s != "fresh") {
-        uint64_t out = 0;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-        if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-          throw UsageError(fmt::format("{}: '{}' is not an unsigned integer or 'fresh'", where(src, "seed"), s));
-        c.seed = out;
-      }
-    } else {
-      throw UsageError(fmt::format("{}: expected an unsigned integer, got {}", where(src, "seed"), v.dump()));
-    }
-  }
-  if (has(src, "backend")) {
-    c.backend = string_value(src, "backend");
-    if (c.backend != "auto" && c.backend != "cpu" && c.backend != "cuda")
-      throw UsageError(fmt::format("{}: unknown backend '{}' (auto, cpu, cuda)", where(src, "backend"), c.backend));
-  }
-  if (has(src, "json")) c.json = string_value(src, "json");
-  if (has(src, "csv")) c.csv = string_value(src, "csv");
-  if (has(src, "md")) c.md = string_value(src, "md");
-  if (has(src, "description")) c.description = string_value(src, "description");
-  if (has(src, "save_outputs")) c.save_outputs = string_value(src, "save_outputs");
-  if (has(src, "max_check_rows")) c.max_check_rows = integer(src, "max_check_rows", 1);
-  if (has(src, "warmup")) c.timing.warmup = int(integer(src, "warmup", 0));
-  if (has(src, "min_samples")) c.timing.min_samples = int(integer(src, "min_samples", 1));
-  if (has(src, "max_samples")) c.timing.max_samples = int(integer(src, "max_samples", 1));
+  for (const auto& [a, b] : {std::pair<std::string, std::string>{"batch", "total_tokens"}, {"heads", "hidden"}})
+    if (from.count(a) && from.count(b))
+      throw UsageError(fmt::format("{} and {} both set; expected one ({} = {} / {})", from[a], from[b], a, b,
+                                   a == "batch" ? "seqlen" : "head_dim"));
+  // The pair's other axis keeps its default only when neither was given.
+  if (from.count("total_tokens")) clear_partner(c, "batch");
+  if (from.count("hidden")) clear_partner(c, "heads");
   if (c.timing.max_samples < c.timing.min_samples)
-    throw UsageError(fmt::format("max_samples ({}) must be >= min_samples ({})", c.timing.max_samples,
+    throw UsageError(fmt::format("{}: {} is below {} ({}); expected max_samples >= min_samples",
+                                 from.count("max_samples") ? from["max_samples"] : "max_samples",
+                                 c.timing.max_samples,
+                                 from.count("min_samples") ? from["min_samples"] : "min_samples",
                                  c.timing.min_samples));
-  if (has(src, "max_seconds")) {
-    c.timing.max_seconds = number(src, "max_seconds");
-    if (!(c.timing.max_seconds > 0))
-      throw UsageError(fmt::format("{}: must be > 0", where(src, "max_seconds")));
-  }
-  if (has(src, "target_noise")) {
-    c.timing.target_noise = number(src, "target_noise");
-    if (!(c.timing.target_noise >= 0))
-      throw UsageError(fmt::format("{}: must be >= 0", where(src, "target_noise")));
-  }
-  if (has(src, "flush_l2")) c.timing.flush_l2 = boolean(src, "flush_l2");
-  if (has(src, "threads")) c.threads = int(integer(src, "threads", 0));
-  if (has(src, "cpu_mem_limit")) {
-    const json& v = src.values.at("cpu_mem_limit");
-    c.cpu_mem_limit = v.is_string() ? parse_bytes(v.get<std::string>(), where(src, "cpu_mem_limit"))
-                                    : integer(src, "cpu_mem_limit", 1);
-  }
-  if (has(src, "counters")) c.counters = boolean(src, "counters");
-  if (has(src, "inputs")) {
+  if (!c.inputs.empty()) {
     // The files fix the shape axes; axes given as well are replaced (and the
     // resolved config shows the shapes that ran).
-    c.inputs = string_value(src, "inputs");
-    auto u = std::make_shared<UserInputs>(load_user_inputs(c.inputs));
+    std::shared_ptr<UserInputs> u;
+    try {
+      u = std::make_shared<UserInputs>(load_user_inputs(c.inputs));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", from["inputs"], e.what()));
+    }
+    check_inputs_fit(*u, c.dtype, from["inputs"]);
     c.batch = {u->batch};
     c.total_tokens.clear();
     c.seqlen = {u->seqlen_q};
@@ -382,6 +368,7 @@ SweepConfig resolve_config(const ConfigSource& src) {
     c.head_dim = {u->head_dim};
     c.user_inputs = std::move(u);
   }
+  c.origin = std::move(from);
   return c;
 }
 
@@ -423,6 +410,7 @@ nlohmann::json SweepConfig::to_json() const {
   if (!inputs.empty()) j["inputs"] = inputs;
   if (!save_outputs.empty()) j["save_outputs"] = save_outputs;
   j["max_check_rows"] = max_check_rows;
+  if (exact_check) j["exact_check"] = true;
   j["warmup"] = timing.warmup;
   j["min_samples"] = timing.min_samples;
   j["max_samples"] = timing.max_samples;
@@ -432,8 +420,16 @@ nlohmann::json SweepConfig::to_json() const {
   j["threads"] = threads;
   if (cpu_mem_limit > 0) j["cpu_mem_limit"] = cpu_mem_limit;
   j["counters"] = counters;
+  if (timeout > 0) j["timeout"] = timeout;
   return j;
 }
+
+namespace {
+std::string named(const SweepConfig& c, const std::string& key) {
+  auto it = c.origin.find(key);
+  return it == c.origin.end() ? key : it->second;
+}
+}  // namespace
 
 std::vector<AttnProblem> expand_points(const SweepConfig& c) {
   std::vector<AttnProblem> out;
@@ -441,6 +437,15 @@ std::vector<AttnProblem> expand_points(const SweepConfig& c) {
   const bool by_tokens = !c.total_tokens.empty();
   const std::vector<int>& head_axis = by_hidden ? c.hidden : c.heads;
   const std::vector<int>& batch_axis = by_tokens ? c.total_tokens : c.batch;
+  // Each axis holds at most 4096 values, so the product of the eight fits a double exactly enough.
+  const double points = double(c.dtype.size()) * double(c.causal.size()) * double(c.head_dim.size()) *
+                        double(head_axis.size()) * double(std::max<size_t>(1, c.heads_kv.size())) *
+                        double(batch_axis.size()) * double(std::max<size_t>(1, c.seqlen_k.size())) *
+                        double(c.seqlen.size());
+  if (points > double(kMaxPoints))
+    throw UsageError(fmt::format("the sweep has {:.0f} points (the product of its axes); expected at most {}: "
+                                 "split it into several sweeps",
+                                 points, kMaxPoints));
   for (DType dtype : c.dtype)
     for (bool causal : c.causal)
       for (int head_dim : c.head_dim)
@@ -448,8 +453,9 @@ std::vector<AttnProblem> expand_points(const SweepConfig& c) {
           int heads = h;
           if (by_hidden) {
             if (h % head_dim != 0)
-              throw UsageError(fmt::format("hidden {} is not divisible by head_dim {} (heads = hidden / head_dim)",
-                                           h, head_dim));
+              throw UsageError(fmt::format("{}: {} is not divisible by head_dim {}; expected a multiple of "
+                                           "head_dim (heads = hidden / head_dim)",
+                                           named(c, "hidden"), h, head_dim));
             heads = h / head_dim;
           }
           std::vector<int> kv_axis = c.heads_kv.empty() ? std::vector<int>{heads} : c.heads_kv;
@@ -469,8 +475,9 @@ std::vector<AttnProblem> expand_points(const SweepConfig& c) {
                     // The papers fix batch * seqlen (e.g. 16384): batch = total_tokens / seqlen.
                     if (b < seqlen || b % seqlen != 0)
                       throw UsageError(fmt::format(
-                          "total_tokens {} is not a multiple of seqlen {} (batch = total_tokens / seqlen)",
-                          b, seqlen));
+                          "{}: {} is not a multiple of seqlen {}; expected a multiple of every seqlen (batch = "
+                          "total_tokens / seqlen)",
+                          named(c, "total_tokens"), b, seqlen));
                     p.batch = b / seqlen;
                   } else {
                     p.batch = b;

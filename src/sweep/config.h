@@ -21,29 +21,43 @@ namespace fa {
 // Every key a config file may hold (and, with '-' for '_', every sweep flag).
 const std::vector<std::string>& config_keys();
 
-// Unresolved settings and where each came from, so an error can say
-// "configs/x.json: key 'seqlen'" or "--seqlen".
+// Unresolved settings and where each came from: a config file's JSON values
+// (origin "configs/x.json:3", or "r.json: metadata.config") and the command
+// line's flags (their text, and the flag as the user typed it). Each value is
+// parsed once, by resolve_config, straight into its typed field; the checks are
+// the same for a flag and a key, and an error names the flag or the file and key.
 struct ConfigSource {
-  nlohmann::json values = nlohmann::json::object();
-  std::map<std::string, std::string> origin;
+  struct FileValue {
+    std::string key;
+    nlohmann::json value;
+    std::string origin;
+  };
+  struct FlagValue {
+    std::string key;
+    std::string text;
+    std::string flag;  // "--max-seconds"
+  };
+  std::vector<FileValue> file;   // in file order
+  std::vector<FlagValue> flags;  // in command-line order; a flag overrides the file's key
 };
 
-// Reads a config file. UsageError for a missing file, malformed JSON (with the
-// line, column and the last key before the error), a top level that is not an
-// object, or an unknown key (with its line).
+// Reads a config file. UsageError for a missing file, a FIFO or folder, JSON
+// nested too deep, malformed JSON (with the line, column and the last key
+// before the error), a number out of range, a top level that is not an object,
+// or an unknown key (with its line).
 ConfigSource load_config_file(const std::string& path);
 // Settings already parsed (a results file's metadata.config); `origin` names them.
 ConfigSource config_from_json(const nlohmann::json&, const std::string& origin);
 // A command-line value for `key`; it replaces the file's value. Setting one of
-// batch/total_tokens (or heads/hidden) drops the other.
+// batch/total_tokens (or heads/hidden) drops the file's other one.
 void apply_override(ConfigSource&, const std::string& key, const std::string& text,
                     const std::string& flag);
 
 struct SweepConfig {
-  std::vector<int> seqlen, seqlen_k;     // seqlen_k empty: equal to seqlen
-  std::vector<int> head_dim;
-  std::vector<int> batch, total_tokens;  // exactly one of them is set
-  std::vector<int> heads, hidden;        // exactly one of them is set
+  std::vector<int> seqlen{1024}, seqlen_k;  // seqlen_k empty: equal to seqlen
+  std::vector<int> head_dim{128};
+  std::vector<int> batch{1}, total_tokens;  // exactly one of them is set
+  std::vector<int> heads{8}, hidden;        // exactly one of them is set
   std::vector<int> heads_kv;             // empty: equal to heads
   bool block_auto = true;                // each family's default tile
   std::vector<Tile> block;               // when !block_auto
@@ -56,7 +70,9 @@ struct SweepConfig {
   std::string backend = "auto";          // auto | cpu | cuda
   std::string json, csv, md;             // output files ("" = none)
   int64_t max_check_rows = 2048;
+  bool exact_check = false;              // compare every query row, whatever max_check_rows says
   TimingOptions timing;
+  double timeout = 0;                    // seconds for the whole sweep; 0 = none
   int threads = 0;                       // cpu back end; 0 = all hardware threads
   int64_t cpu_mem_limit = 0;             // bytes; 0 = half the machine's RAM
   bool counters = false;                 // cuda: read DRAM bytes from hardware counters
@@ -68,6 +84,9 @@ struct SweepConfig {
   std::shared_ptr<const UserInputs> user_inputs;  // loaded from `inputs` by resolve_config
   // Folder to write every validated run's O and LSE to as .npy ("" = none).
   std::string save_outputs;
+  // Where each key was set ("--seqlen", "c.json:3: key 'seqlen'"), for messages
+  // about combinations of axes.
+  std::map<std::string, std::string> origin;
   // Validate only, never time (fa-check): rows carry errors but no timing. Not
   // a config key: the sweep always times.
   bool validate_only = false;
@@ -76,12 +95,15 @@ struct SweepConfig {
   nlohmann::json to_json() const;
 };
 
-// Typed, range-checked settings. UsageError naming the key and its origin.
+// Typed, range-checked settings. UsageError naming the flag, or the key and its origin.
 SweepConfig resolve_config(const ConfigSource&);
+// The most points one sweep may have (a product of axes gone wrong is a typo).
+constexpr size_t kMaxPoints = 65536;
 // Points in a stable order (dtype, causal, head_dim, heads, heads_kv, batch,
 // seqlen_k, seqlen innermost). The pass is not a point axis: every pass of a
-// point shares its inputs and reference (sweep/plan.h). UsageError for a point that is not a valid
-// problem (e.g. heads not divisible by heads_kv), naming the point.
+// point shares its inputs and reference (sweep/plan.h). UsageError for a point
+// that is not a valid problem (e.g. heads not divisible by heads_kv), naming
+// the point, and for more than kMaxPoints points.
 std::vector<AttnProblem> expand_points(const SweepConfig&);
 
 }  // namespace fa

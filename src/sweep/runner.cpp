@@ -1,6 +1,7 @@
 #include "sweep/runner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <optional>
 
@@ -10,7 +11,10 @@
 #include "check/user_inputs.h"
 #include "check/validate.h"
 #include "core/errors.h"
+#include "core/stop.h"
+#include "measure/cpu_executor.h"
 #include "measure/throttle.h"
+#include "sweep/point_memory.h"
 
 namespace fa {
 
@@ -56,7 +60,18 @@ struct PointData {
   HostInputs inputs;
   PointCheck check;
   GradTolerances grad_tolerances;
+  double host_bytes = 0;   // point_memory(...).total()
+  int64_t host_limit = 0;  // --cpu-mem-limit, resolved
 };
+
+// Rows (and a backward's columns) are compared up to this many, beyond it sampled.
+int64_t check_limit(const SweepConfig& c) { return c.exact_check ? INT64_MAX : c.max_check_rows; }
+
+// A point whose kernels include a backward also needs dO and the reference gradients.
+bool has_backward(const PlannedPoint& pp) {
+  return std::any_of(pp.kernels.begin(), pp.kernels.end(),
+                     [](const PlannedKernel& k) { return k.pass != Pass::fwd && k.variant; });
+}
 
 PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
   const AttnProblem& p = pp.problem;
@@ -78,7 +93,7 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
     if (k.pass != Pass::fwd && k.variant) grad_block_n = std::max(grad_block_n.value_or(0), k.tile.block_n);
   }
   if (grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
-  d.check = check_point(p, d.inputs, c.max_check_rows, block_m, seed, c.threads, grad_block_n);
+  d.check = check_point(p, d.inputs, check_limit(c), block_m, seed, c.threads, grad_block_n);
   return d;
 }
 
@@ -114,6 +129,16 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
   if (std::string why = refusal(k, p); !why.empty()) {
     row.status = Status::unsupported;
     row.reason = why;
+    return;
+  }
+  // The CPU back end's workspace is host memory on top of the point's (a
+  // backward's: the larger of its partner's and its own, which share it).
+  const int64_t workspace = std::max(workspace_of(v, p), k.pass != Pass::fwd && k.partner ? workspace_of(*k.partner, p) : 0);
+  if (ex.backend() == Backend::cpu && d.host_bytes + double(workspace) > double(d.host_limit)) {
+    row.status = Status::oom;
+    row.reason = fmt::format("the point's host memory ({:.3g} GiB) and a {:.3g} GiB workspace exceed the limit of "
+                             "{} bytes (--cpu-mem-limit)",
+                             d.host_bytes / double(1 << 30), double(workspace) / double(1 << 30), d.host_limit);
     return;
   }
   row.clock_before_mhz = ex.clock().sm_mhz;
@@ -174,7 +199,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
       if (auto t = ex.measure_dram(launch, &why)) {
         row.traffic_measured = t->bytes;
         row.traffic_measured_source = "cupti";
-        if (t->l2_hit_rate >= 0) row.l2_hit_rate = t->l2_hit_rate;
+        if (t->l2_hit_rate >= 0) row.l2_hit_rate_pct = t->l2_hit_rate;
       } else if (!warned_counters) {
         warned_counters = true;
         if (hooks.note) hooks.note("--counters: DRAM counters cannot be read: " + why);
@@ -203,20 +228,23 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
   if (ceiling > 0) row.matmul_fraction = row.tflops / ceiling;
 }
 
-}  // namespace
-
-SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
-                       double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
-  SweepOutcome out;
+void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex, double ceiling,
+                const std::set<std::string>& done, const RunnerHooks& hooks, SweepOutcome& out) {
   const size_t total = plan.rows();
   size_t finished = 0;
   bool warned_counters = false;
+  const int64_t host_limit = c.cpu_mem_limit > 0 ? c.cpu_mem_limit : default_cpu_mem_limit();
   auto emit = [&](const Result& r) {
     ++out.new_rows;
     ++finished;
     if (hooks.on_row) hooks.on_row(r);
   };
-  auto stop = [&] { return hooks.stop_requested && hooks.stop_requested(); };
+  auto stop = [&] {
+    if (hooks.stop_requested && hooks.stop_requested()) return SweepEnd::interrupted;
+    const StopReason r = stop_reason();
+    return r == StopReason::none ? SweepEnd::complete
+                                 : r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+  };
 
   for (const PlannedPoint& pp : plan.points) {
     std::vector<const PlannedKernel*> todo;
@@ -229,9 +257,9 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
       }
     }
     if (todo.empty()) continue;
-    if (stop()) {
-      out.end = SweepEnd::interrupted;
-      return out;
+    if (SweepEnd e = stop(); e != SweepEnd::complete) {
+      out.end = e;
+      return;
     }
     if (hooks.on_progress)
       hooks.on_progress(finished, total, pp.problem.describe() + ": inputs and reference");
@@ -252,20 +280,32 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
 
     std::string point_oom;
     PointData data;
-    try {
-      data = prepare_point(pp, c, seed);
-      ex.prepare(pp.problem, data.inputs);
-    } catch (const OutOfMemory& e) {
-      point_oom = e.what();
-    } catch (const std::bad_alloc&) {
-      point_oom = "host allocation for the inputs or the reference failed";
+    const int64_t limit = check_limit(c);
+    const PointMemory need =
+        point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
+                     ex.backend(), c.user_inputs != nullptr);
+    if (need.total() > double(host_limit)) {
+      point_oom = fmt::format("host memory for this point, about {}, is over the limit of {} bytes "
+                              "(--cpu-mem-limit); nothing was allocated",
+                              need.describe(), host_limit);
+    } else {
+      try {
+        data = prepare_point(pp, c, seed);
+        data.host_bytes = need.total();
+        data.host_limit = host_limit;
+        ex.prepare(pp.problem, data.inputs);
+      } catch (const OutOfMemory& e) {
+        point_oom = e.what();
+      } catch (const std::bad_alloc&) {
+        point_oom = "host allocation for the inputs or the reference failed";
+      }
     }
     for (const auto* k : todo) {
       if (!k->variant) continue;
-      if (stop()) {
+      if (SweepEnd e = stop(); e != SweepEnd::complete) {
         ex.release();
-        out.end = SweepEnd::interrupted;
-        return out;
+        out.end = e;
+        return;
       }
       if (hooks.on_progress)
         hooks.on_progress(finished, total,
@@ -284,12 +324,29 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
         emit(r);
         out.end = SweepEnd::sticky_error;
         out.why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
-        return out;
+        return;
       }
       emit(r);
     }
     ex.release();
   }
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
+                       double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
+  SweepOutcome out;
+  try {
+    run_points(plan, c, seed, ex, ceiling, done, hooks, out);
+  } catch (const Stopped& s) {  // inside a row: the row in progress is abandoned
+    ex.release();
+    out.end = s.reason == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+  }
+  // A stop that arrives during the last row still ends the run as stopped.
+  if (out.end == SweepEnd::complete)
+    if (StopReason r = stop_reason(); r != StopReason::none)
+      out.end = r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
   return out;
 }
 

@@ -22,11 +22,15 @@ struct RunnerHooks {
   std::function<void(const Result&)> on_row;
   // Before each row starts: rows done so far, rows in total, what runs now.
   std::function<void(size_t done, size_t total, const std::string& what)> on_progress;
-  std::function<bool()> stop_requested;         // checked between rows (SIGINT)
+  // Checked between rows, besides core/stop.h's request (Ctrl-C, --timeout),
+  // which is also honoured inside a row.
+  std::function<bool()> stop_requested;
   std::function<void(const std::string&)> note;  // one-off warnings for stderr
 };
 
-enum class SweepEnd { complete, interrupted, sticky_error };
+// interrupted / timeout: a stop request (core/stop.h) ended the sweep; the row
+// in progress, if any, was abandoned.
+enum class SweepEnd { complete, interrupted, timeout, sticky_error };
 
 struct SweepOutcome {
   SweepEnd end = SweepEnd::complete;

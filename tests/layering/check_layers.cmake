@@ -16,7 +16,7 @@ set(FA_LAYERS
   "src/measure:src/core kernels"
   "src/report:src/core src/measure"
   "src/registry:src/core kernels src/measure"
-  "src/check:src/core reference kernels src/measure src/registry"
+  "src/check:src/core reference kernels src/measure src/registry src/report"
   "src/compare:src/core src/report"
   "src/sweep:src/core reference kernels src/measure src/registry src/check src/report"
   "src/cli:reference kernels src")

@@ -10,6 +10,7 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,       // a kernel failed / errored, a sticky device error, an I/O error
   kExitUsage = 2,         // bad flag, config, input file: nothing was run or written
+  kExitTimeout = 124,     // --timeout passed (as timeout(1) reports it); files hold every finished row
   kExitInterrupted = 130, // SIGINT (128 + 2, what shells report for Ctrl-C)
 };
 

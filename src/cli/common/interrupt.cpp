@@ -5,6 +5,8 @@
 
 #include <csignal>
 
+#include "core/stop.h"
+
 namespace fa::cli {
 
 namespace {
@@ -21,6 +23,7 @@ extern "C" void on_stop_signal(int) {
   if (!g_interrupted) {
     g_interrupted = 1;
     g_first_second = std::sig_atomic_t(now_seconds());
+    request_stop(StopReason::interrupted);  // the loops inside a row check it too
     return;
   }
   // A real second request comes a human reaction time later; an echo of the

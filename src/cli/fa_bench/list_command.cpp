@@ -8,6 +8,7 @@
 #include "cli/fa_bench/list_options.h"
 #include "cli/fa_bench/subcommand.h"
 #include "core/errors.h"
+#include "sweep/values.h"
 #include "measure/executor.h"
 #include "registry/kernel.h"
 
@@ -66,7 +67,13 @@ Subcommand setup_list(CLI::App& parent) {
                   "Example: --backend cuda");
   sub->add_option("--kernels", opts->kernels,
                   "Only these: names, families, back ends or globs. Example: --kernels 'fa2.bf16.*'");
-  return Subcommand{sub, [opts] { return run_list(*opts); }};
+  return Subcommand{sub, [opts, sub] {
+                      if (sub->get_option("--kernels")->count() > 0)
+                        parse_nonempty(opts->kernels, "--kernels", "a kernel selection, e.g. 'fa2.bf16.*'");
+                      if (sub->get_option("--backend")->count() > 0)
+                        parse_nonempty(opts->backend, "--backend", "cpu or cuda");
+                      return run_list(*opts);
+                    }};
 }
 
 }  // namespace fa::cli

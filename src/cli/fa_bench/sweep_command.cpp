@@ -2,11 +2,13 @@
 // incremental outputs. Everything that can be a usage error is checked before
 // the first output file is created.
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <set>
 
 #include <CLI/Version.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/common/backend.h"
 #include "cli/common/command_line.h"
@@ -15,14 +17,19 @@
 #include "cli/common/progress.h"
 #include "cli/fa_bench/sweep_options.h"
 #include "core/errors.h"
+#include "core/stop.h"
+#include "build_info.h"
 #include "report/atomic_file.h"
+#include "report/output_path.h"
 #include "report/markdown.h"
 #include "report/metadata.h"
 #include "report/result_json.h"
 #include "report/results_files.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
+#include "sweep/resume.h"
 #include "sweep/runner.h"
+#include "sweep/values.h"
 
 namespace fa::cli {
 
@@ -35,46 +42,93 @@ uint64_t fresh_seed() {
   return (uint64_t(rd()) << 32) ^ rd();
 }
 
-void check_outputs(const SweepConfig& c) {
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--json", c.json},
-                                   {"--csv", c.csv},
-                                   {"--md", c.md}})
-    if (!path.empty())
-      if (std::string why = unwritable_reason(path); !why.empty())
-        throw UsageError(fmt::format("{}: cannot write '{}': {}", flag, path, why));
+// Output paths (and the --save-outputs folder) against each other and every
+// input, before anything is created. When resuming, FILE is the --json output
+// by design, so it is an input only for the other outputs.
+void check_paths(const SweepOptions& o, const SweepConfig& c) {
+  auto flag = [&](const char* key) {
+    auto it = o.flag_of.find(key);
+    return it != o.flag_of.end() ? it->second : fmt::format("config key '{}'", key);
+  };
+  std::vector<PathUse> outputs, inputs;
+  if (!c.json.empty()) outputs.push_back({o.resume ? "--resume" : flag("json"), c.json});
+  if (!c.csv.empty()) outputs.push_back({flag("csv"), c.csv});
+  if (!c.md.empty()) outputs.push_back({flag("md"), c.md});
+  if (o.config) inputs.push_back({"--config", *o.config});
+  if (!c.inputs.empty())
+    for (const char* name : {"q.npy", "k.npy", "v.npy"})
+      inputs.push_back({flag("inputs"), (std::filesystem::path(c.inputs) / name).string()});
+  check_output_paths(outputs, inputs);
+  if (!c.save_outputs.empty()) {
+    std::vector<PathUse> all = outputs;
+    all.insert(all.end(), inputs.begin(), inputs.end());
+    if (o.resume) all.push_back({"--resume", *o.resume});
+    check_output_folder({flag("save_outputs"), c.save_outputs}, all);
+  }
 }
 
 }  // namespace
 
 int run_sweep_command(SweepOptions& o) {
+  if (o.config) parse_nonempty(*o.config, "--config", "a config file name");
+  if (o.resume) parse_nonempty(*o.resume, "--resume", "the results file to continue");
   // 1. Settings: config file (or, when resuming without one, the run's own), then flags.
   std::vector<Result> resumed;
   nlohmann::json resumed_meta;
-  if (!o.resume.empty()) resumed = read_results_json(o.resume, &resumed_meta);
-  ConfigSource src;
-  if (!o.config.empty()) {
-    src = load_config_file(o.config);
-  } else if (!o.resume.empty() && resumed_meta.contains("config")) {
-    src = config_from_json(resumed_meta["config"], o.resume + ": metadata.config");
+  if (o.resume) {
+    resumed = read_results_json(*o.resume, &resumed_meta);
+    check_unique_keys(resumed, *o.resume);
   }
-  for (const auto& [key, text] : o.values) apply_override(src, key, text, "--" + key);
+  ConfigSource src;
+  const bool config_from_metadata = o.resume && !o.config && resumed_meta.contains("config");
+  if (o.config) {
+    src = load_config_file(*o.config);
+  } else if (config_from_metadata) {
+    src = config_from_json(resumed_meta["config"], *o.resume + ": metadata.config");
+    // The recorded output paths were relative to another run's working folder:
+    // a resume writes FILE, and other outputs only where the command line says.
+    std::erase_if(src.file, [](const ConfigSource::FileValue& v) {
+      return v.key == "json" || v.key == "csv" || v.key == "md" || v.key == "save_outputs";
+    });
+  }
+  for (const auto& [key, text] : o.values) apply_override(src, key, text, o.flag_of[key]);
   if (o.no_l2_flush) apply_override(src, "flush_l2", "false", "--no-l2-flush");
   if (o.counters) apply_override(src, "counters", "true", "--counters");
+  if (o.exact_check) apply_override(src, "exact_check", "true", "--exact-check");
   SweepConfig cfg = resolve_config(src);
-  // A resumed sweep keeps its inputs (and so its reference) unless told otherwise.
-  if (!o.resume.empty() && !o.values.count("seed") && resumed_meta.contains("seed") &&
-      resumed_meta["seed"].is_number_unsigned())
-    cfg.seed = resumed_meta["seed"].get<uint64_t>();
-  if (!o.resume.empty() && cfg.json.empty()) cfg.json = o.resume;
-  check_outputs(cfg);
+  set_stop_deadline(cfg.timeout);  // the whole run, from here
+  if (o.resume) {
+    // A resumed sweep keeps its inputs (and so its reference) unless told otherwise.
+    if (!o.values.count("seed") && resumed_meta.contains("seed") && resumed_meta["seed"].is_number_unsigned())
+      cfg.seed = resumed_meta["seed"].get<uint64_t>();
+    auto canonical = [](const std::string& p) {
+      return std::filesystem::weakly_canonical(std::filesystem::absolute(resolve_links(p)));
+    };
+    if (!cfg.json.empty() && (cfg.json == "-" || canonical(cfg.json) != canonical(*o.resume)))
+      throw UsageError(fmt::format("--json '{}' with --resume '{}': a resume continues (and writes) the file it "
+                                   "reads; drop --json, or copy the file first and resume the copy",
+                                   cfg.json, *o.resume));
+    cfg.json = *o.resume;
+  }
+  check_paths(o, cfg);
 
   // 2. Back end and plan: unknown kernels, unsupported head dims -> exit 2 here.
   std::unique_ptr<Executor> ex = pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
   SweepPlan plan = plan_sweep(cfg, ex->backend(), Registry::instance());
   const uint64_t seed = cfg.seed ? *cfg.seed : fresh_seed();
   cfg.seed = seed;
+  if (o.resume && !o.resume_allow_changes) {
+    RunIdentity now{cfg.to_json(), seed, std::string(to_string(ex->backend())), FA_BENCH_VERSION,
+                    FA_BENCH_GIT_COMMIT};
+    std::vector<std::string> diffs = resume_differences(resumed_meta, now);
+    if (!diffs.empty())
+      throw UsageError(fmt::format("--resume '{}': this run would differ from the one recorded in the file: {}; "
+                                   "its rows would not be comparable (--resume-allow-changes to continue "
+                                   "anyway)",
+                                   *o.resume, fmt::join(diffs, "; ")));
+  }
   print_note(kProg, fmt::format("seed: {} ({} points, {} rows{})", seed, plan.points.size(), plan.rows(),
-                                resumed.empty() ? "" : fmt::format(", {} rows resumed from {}", resumed.size(), o.resume)));
+                                resumed.empty() ? "" : fmt::format(", {} rows resumed from {}", resumed.size(), *o.resume)));
 
   // 3. Outputs exist from here on, each always a complete document.
   MetadataInputs mi;
@@ -93,12 +147,16 @@ int run_sweep_command(SweepOptions& o) {
   for (const auto& r : resumed) done.insert(r.key());
   nlohmann::json meta = build_metadata(mi);
   meta["libraries"]["cli11"] = CLI11_VERSION;  // the CLI layer's own dependency
-  ResultsFiles files(cfg.json, cfg.csv, cfg.md, std::move(meta), resumed);
+  // --md - is the table stdout shows anyway.
+  ResultsFiles files(cfg.json, cfg.csv, cfg.md == "-" ? "" : cfg.md, std::move(meta), resumed);
 
-  // 4. Run.
+  // 4. Run. The Markdown table streams on stdout unless JSON or CSV goes there.
   ProgressLine progress;
-  std::fputs(markdown_header().c_str(), stdout);
-  std::fflush(stdout);
+  const bool table_on_stdout = cfg.json != "-" && cfg.csv != "-";
+  if (table_on_stdout) {
+    std::fputs(markdown_header().c_str(), stdout);
+    std::fflush(stdout);
+  }
   // The exit code speaks for the whole result set: resuming a sweep with a
   // failed row must not turn it green.
   bool failed = false;
@@ -108,8 +166,10 @@ int run_sweep_command(SweepOptions& o) {
   hooks.on_row = [&](const Result& r) {
     files.add(r);
     progress.clear();
-    std::fputs(markdown_row(r).c_str(), stdout);
-    std::fflush(stdout);
+    if (table_on_stdout) {
+      std::fputs(markdown_row(r).c_str(), stdout);
+      std::fflush(stdout);
+    }
     if (r.status == Status::fail || r.status == Status::error) failed = true;
   };
   hooks.on_progress = [&](size_t done_rows, size_t total, const std::string& what) {
@@ -140,6 +200,13 @@ int run_sweep_command(SweepOptions& o) {
                                     out.new_rows, files.rows().size(),
                                     cfg.json.empty() ? "<the --json file>" : cfg.json));
       return kExitInterrupted;
+    case SweepEnd::timeout:
+      files.finish("timeout");
+      print_error(kProg, fmt::format("timeout: --timeout {} s passed; {} rows written this run, {} total; "
+                                     "continue with --resume {}",
+                                     cfg.timeout, out.new_rows, files.rows().size(),
+                                     cfg.json.empty() ? "<the --json file>" : cfg.json));
+      return kExitTimeout;
     case SweepEnd::sticky_error:
       files.finish("stopped: " + out.why);
       print_error(kProg, fmt::format("sticky device error, sweep stopped after {} rows: {}",

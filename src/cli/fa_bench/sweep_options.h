@@ -2,6 +2,7 @@
 // ('-' for '_'); a flag's text overrides the config file's value.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,14 @@ struct SweepFlag {
 const std::vector<SweepFlag>& sweep_value_flags();
 
 struct SweepOptions {
-  std::string config;                         // --config FILE
-  std::string resume;                         // --resume FILE
+  std::optional<std::string> config;          // --config FILE
+  std::optional<std::string> resume;          // --resume FILE
+  bool resume_allow_changes = false;          // --resume-allow-changes
   std::map<std::string, std::string> values;  // key -> text, for flags given
+  std::map<std::string, std::string> flag_of;  // key -> the flag that gave it ("--max-seconds")
   bool no_l2_flush = false;
   bool counters = false;
+  bool exact_check = false;
 };
 
 }  // namespace fa::cli

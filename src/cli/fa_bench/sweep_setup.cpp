@@ -1,4 +1,5 @@
 // The flags of `fa-bench sweep` (the work is in sweep_command.cpp).
+#include <map>
 #include <memory>
 
 #include "cli/fa_bench/subcommand.h"
@@ -47,45 +48,70 @@ const std::vector<SweepFlag>& sweep_value_flags() {
        "Write each run's O and LSE as <kernel>.<shape>.o.npy / .lse.npy into this folder. "
        "Example: --save-outputs out/tensors", "DIR"},
       {"--max-check-rows", "max_check_rows",
-       "Compare every query row up to this seqlen_q, a seeded sample of this many rows beyond. Example: --max-check-rows 4096", "N"},
+       "Compare every query row up to this seqlen_q (and, for a backward, every key column up to this "
+       "seqlen_k); beyond it, exactly this many (a seeded sample with block edges; --exact-check compares "
+       "all). Example: --max-check-rows 4096", "N"},
       {"--warmup", "warmup", "Untimed runs before timing. Example: --warmup 5", "N"},
       {"--min-samples", "min_samples", "Fewest timed samples (unless --max-seconds runs out). Example: --min-samples 20", "N"},
       {"--max-samples", "max_samples", "Most timed samples. Example: --max-samples 500", "N"},
-      {"--max-seconds", "max_seconds", "Timing budget per point x kernel, in seconds. Example: --max-seconds 0.5", "SECONDS"},
+      {"--max-seconds", "max_seconds",
+       "Timing budget of one row (point x kernel): bounds the timed samples after warm-up, not the "
+       "inputs, the reference, validation or warm-up; at least one sample is always taken. Example: "
+       "--max-seconds 0.5", "SECONDS"},
       {"--target-noise", "target_noise",
        "Stop timing once (p90-p10)/2/median is below this. Example: --target-noise 0.005", "FRACTION"},
       {"--threads", "threads", "CPU back end: threads for the reference and the CPU kernels (0 = all). Example: --threads 2", "N"},
       {"--cpu-mem-limit", "cpu_mem_limit",
-       "CPU back end: allocations beyond this are 'oom' rows (default: half the RAM). Example: --cpu-mem-limit 4G", "BYTES"},
+       "Host memory for one point: inputs, the float64 reference, outputs and the CPU back end's buffers "
+       "(with a backward row: dO, dQ, dK, dV and the reference gradients too), estimated before anything is "
+       "allocated; a point over it gives 'oom' rows (default: half the RAM). "
+       "Example: --cpu-mem-limit 4G", "BYTES"},
+      {"--timeout", "timeout",
+       "Wall-clock limit of the whole sweep, in seconds: when it passes, the row in progress is abandoned, "
+       "the files keep every finished row with run_status 'timeout', and the exit code is 124. "
+       "Example: --timeout 3600", "SECONDS"},
   };
   return flags;
 }
 
 Subcommand setup_sweep(CLI::App& parent) {
   auto opts = std::make_shared<SweepOptions>();
+  auto texts = std::make_shared<std::map<std::string, std::string>>();  // --config, --resume as typed
   CLI::App* sub = parent.add_subcommand(
       "sweep", "Run every kernel on every point of a sweep: validate against a float64 reference, then time");
   sub->footer(
       "Points are the cartesian product of the axes. Flags override the config file's keys.\n"
       "Example: fa-bench sweep --config configs/smoke.json --seqlen 128,256 --json out/smoke.json");
-  sub->add_option("--config", opts->config,
+  sub->add_option("--config", (*texts)["config"],
                   "JSON config whose keys are these flags' names in snake_case. Example: --config configs/paper-fwd.json")
       ->type_name("FILE");
-  sub->add_option("--resume", opts->resume,
-                  "Continue a sweep from its JSON results: rows already there are kept and not rerun. "
-                  "Without --config, the run's own config is reused. Example: --resume out/run.json")
+  sub->add_option("--resume", (*texts)["resume"],
+                  "Continue the sweep in FILE, writing FILE itself: its rows are kept and not rerun. Without "
+                  "--config its own config is reused; a config, kernel selection, seed or fa-bench build that "
+                  "differs from FILE's is refused. Example: --resume out/run.json")
       ->type_name("FILE");
+  sub->add_flag("--resume-allow-changes", opts->resume_allow_changes,
+                "With --resume: continue even though the config, kernels, seed or fa-bench build differ from "
+                "the file's (its rows are kept as they are)");
   for (const SweepFlag& f : sweep_value_flags())
     sub->add_option(f.flag, opts->values[f.key], f.help)->type_name(f.type);
   sub->add_flag("--no-l2-flush", opts->no_l2_flush,
                 "cuda: do not flush L2 before each sample (config key flush_l2: false)");
   sub->add_flag("--counters", opts->counters,
                 "cuda: read DRAM bytes from hardware counters in an extra untimed run (config key counters)");
-  return Subcommand{sub, [opts, sub] {
+  sub->add_flag("--exact-check", opts->exact_check,
+                "Compare every query row (and, for a backward, every key column) against the reference, "
+                "whatever --max-check-rows says (config key exact_check)");
+  return Subcommand{sub, [opts, texts, sub] {
+                      if (sub->get_option("--config")->count() > 0) opts->config = (*texts)["config"];
+                      if (sub->get_option("--resume")->count() > 0) opts->resume = (*texts)["resume"];
                       // Only flags the user gave override the config.
                       std::map<std::string, std::string> given;
                       for (const SweepFlag& f : sweep_value_flags())
-                        if (sub->get_option(f.flag)->count() > 0) given[f.key] = opts->values[f.key];
+                        if (sub->get_option(f.flag)->count() > 0) {
+                          given[f.key] = opts->values[f.key];
+                          opts->flag_of[f.key] = f.flag;
+                        }
                       opts->values = std::move(given);
                       return run_sweep_command(*opts);
                     }};

@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "report/atomic_file.h"
+#include "report/json_limits.h"
+#include "report/output_path.h"
 #include "report/csv.h"
 #include "report/result_json.h"
 
@@ -51,7 +52,7 @@ void write_check_json(const std::string& path, const nlohmann::json& metadata, c
       j["errors"]["lse_rel_l2"] = row.result.errors->lse_rel_l2;
     doc["results"].push_back(std::move(j));
   }
-  write_file_atomic(path, doc.dump(2) + "\n");
+  write_output(path, dump_json(doc) + "\n");
 }
 
 void write_check_csv(const std::string& path, const std::vector<CheckRow>& rows) {
@@ -64,7 +65,7 @@ void write_check_csv(const std::string& path, const std::vector<CheckRow>& rows)
     doc += fmt::format("{},{},{}\n", line, to_string(row.distribution),
                        row.result.errors ? fmt::format("{:.6g}", row.result.errors->lse_rel_l2) : "");
   }
-  write_file_atomic(path, doc);
+  write_output(path, doc);
 }
 
 }  // namespace fa::check

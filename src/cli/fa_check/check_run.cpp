@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/stop.h"
 #include "registry/cpu_kernels.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
@@ -87,9 +88,10 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
   SweepConfig cfg;
   cfg.distribution = dist;
   cfg.max_check_rows = s.max_check_rows;
+  cfg.exact_check = s.exact_check;
   cfg.threads = s.threads;
   cfg.validate_only = true;
-  const bool sampled = p.seqlen_q > s.max_check_rows || p.seqlen_k > s.max_check_rows;
+  const bool sampled = !s.exact_check && (p.seqlen_q > s.max_check_rows || p.seqlen_k > s.max_check_rows);
   SweepPlan plan;
   // (pass, block_m, block_n) -> index in plan.points. The rows and columns
   // compared on a sampled case depend on the blocks in play, and a point with a
@@ -116,6 +118,8 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
   SweepOutcome out = run_sweep(plan, cfg, s.seed, ex, 0, {}, hooks);
   if (out.end == SweepEnd::sticky_error)
     throw KernelError(fmt::format("sticky device error, check stopped: {} (seed {})", out.why, s.seed), true);
+  if (out.end == SweepEnd::interrupted || out.end == SweepEnd::timeout)
+    throw Stopped(out.end == SweepEnd::timeout ? StopReason::timeout : StopReason::interrupted);
   return unsupported;
 }
 
@@ -125,6 +129,7 @@ std::string replay_command(const std::string& program, const CheckRow& row, cons
                                 quote(program), to_string(row.result.backend), quote(row.result.kernel),
                                 quote(row.result.problem.describe()), to_string(row.distribution), s.seed);
   if (s.max_check_rows != default_max_check_rows) cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
+  if (s.exact_check) cmd += " --exact-check";
   return cmd;
 }
 

@@ -33,12 +33,14 @@ struct CheckRow {
 struct CheckSettings {
   uint64_t seed = 0;
   int64_t max_check_rows = 2048;  // full comparison up to this seqlen_q, sampled rows beyond
+  bool exact_check = false;       // every row, whatever max_check_rows says
   int threads = 0;
 };
 
 // One case under one distribution: every kernel of `kernels` whose pass is
 // among `passes` and that supports the shape (a backward: with its forward
 // partner) gives a row (to on_row); returns how many did not support it.
+// A stop request (Ctrl-C, --timeout) ends it with fa::Stopped.
 // Kernels are grouped by pass, and by block_m (a backward: and block_n) when rows
 // or columns are sampled, so what is compared does not depend on which other
 // kernels ran (a replay of one kernel checks the same rows and columns).

@@ -3,6 +3,7 @@
 // the check catches deliberately broken kernels. main parses and dispatches;
 // the loop is the sweep runner's (validate-only).
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <random>
 
@@ -19,8 +20,10 @@
 #include "cli/fa_check/self_test.h"
 #include "cli/fa_check/suite.h"
 #include "core/errors.h"
-#include "report/atomic_file.h"
+#include "core/stop.h"
 #include "report/metadata.h"
+#include "report/output_path.h"
+#include "sweep/values.h"
 
 namespace fa::check {
 
@@ -31,11 +34,31 @@ constexpr int64_t kDefaultMaxCheckRows = 2048;
 
 struct Options {
   std::string config, kernels, backend = "auto", case_text, distribution, json, csv;
-  bool quick = false, self_test = false;
+  bool quick = false, self_test = false, exact_check = false;
   std::optional<uint64_t> seed;
   int64_t max_check_rows = kDefaultMaxCheckRows;
   int threads = 0;
+  double timeout = 0;  // seconds; 0 = none
 };
+
+// The flags' text as typed; parse_flags turns each into its typed field once,
+// with the sweep's parsers (the same ranges, the same messages).
+struct FlagTexts {
+  std::string seed, max_check_rows, threads, timeout;
+};
+
+void parse_flags(const CLI::App& app, const FlagTexts& t, Options& o) {
+  auto given = [&](const char* flag) { return app.get_option(flag)->count() > 0; };
+  if (given("--seed")) o.seed = parse_unsigned(t.seed, "--seed");
+  if (given("--max-check-rows")) o.max_check_rows = parse_integer(t.max_check_rows, "--max-check-rows", 1, INT_MAX);
+  if (given("--threads")) o.threads = int(parse_integer(t.threads, "--threads", 0, 1024));
+  if (given("--timeout")) o.timeout = parse_real(t.timeout, "--timeout", 0, 30 * 86400.0, true);
+  for (auto [flag, value] : {std::pair<const char*, const std::string*>{"--config", &o.config},
+                             {"--kernels", &o.kernels}, {"--case", &o.case_text},
+                             {"--distribution", &o.distribution}, {"--json", &o.json}, {"--csv", &o.csv},
+                             {"--backend", &o.backend}})
+    if (given(flag)) parse_nonempty(*value, flag, "a value");
+}
 
 // The cases to run: --case alone, or the suite file filtered by --quick, the
 // back end in use and --distribution.
@@ -68,11 +91,12 @@ std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
 }
 
 int run(const Options& o, const std::string& program) {
-  if (o.max_check_rows < 1) throw UsageError("--max-check-rows must be >= 1");
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--json", o.json}, {"--csv", o.csv}})
-    if (!path.empty())
-      if (std::string why = unwritable_reason(path); !why.empty())
-        throw UsageError(fmt::format("{}: cannot write '{}': {}", flag, path, why));
+  {
+    std::vector<PathUse> outputs;
+    if (!o.json.empty()) outputs.push_back({"--json", o.json});
+    if (!o.csv.empty()) outputs.push_back({"--csv", o.csv});
+    check_output_paths(outputs, {{"--config", o.config.empty() ? default_suite_path() : o.config}});
+  }
   if (o.self_test && o.backend == "cuda")
     throw UsageError("--self-test plants faults in the CPU FA2 kernel: it runs on --backend cpu");
   if (o.self_test && !o.kernels.empty())
@@ -86,66 +110,79 @@ int run(const Options& o, const std::string& program) {
   CheckSettings s;
   s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   s.max_check_rows = o.max_check_rows;
+  s.exact_check = o.exact_check;
   s.threads = o.threads;
   size_t runs = 0;
   for (const auto& c : cases) runs += c.distributions.size();
+  set_stop_deadline(o.timeout);
   cli::print_note(kProg, fmt::format("seed: {} ({} cases x distributions, {} kernels, backend {})", s.seed,
                                      runs, set.kernels.size(), to_string(ex->backend())));
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<CheckRow> rows;
   size_t unsupported = 0;
-  // Ctrl-C / SIGTERM between cases, or a sticky device error, still writes the
+  MetadataInputs mi;
+  mi.command_line = cli::command_line();
+  mi.config = {{"tool", "fa-check"},
+               {"suite", o.case_text.empty() ? (o.config.empty() ? default_suite_path() : o.config) : ""},
+               {"case", o.case_text},
+               {"quick", o.quick},
+               {"self_test", o.self_test},
+               {"kernels", o.kernels},
+               {"distribution", o.distribution},
+               {"max_check_rows", o.max_check_rows},
+               {"exact_check", o.exact_check},
+               {"seed", s.seed}};
+  mi.seed = s.seed;
+  mi.device = ex->info();
+  mi.backend = std::string(to_string(ex->backend()));
+  mi.timing_method = "none (validation only)";
+  nlohmann::json meta = build_metadata(mi);
+  // The reports are rewritten (atomically) after every row, like the sweep's,
+  // so a crash or SIGKILL leaves every finished row; standard output ('-') gets
+  // them once, at the end.
+  auto write_reports = [&](const std::string& run_status, bool final) {
+    meta["run_status"] = run_status;
+    meta["end_time"] = utc_now_iso8601();
+    meta["rows"] = rows.size();
+    if (!o.json.empty() && (final || o.json != "-")) write_check_json(o.json, meta, rows);
+    if (!o.csv.empty() && (final || o.csv != "-")) write_check_csv(o.csv, rows);
+  };
+  const bool table_on_stdout = o.json != "-" && o.csv != "-";
+  write_reports("running", false);
+  // Ctrl-C / SIGTERM, --timeout or a sticky device error still leave the
   // reports with every finished row (run_status says which).
   cli::install_sigint_handler();
   std::string run_status = "complete", sticky;
-  std::fputs(table_header().c_str(), stdout);
+  if (table_on_stdout) std::fputs(table_header().c_str(), stdout);
   try {
     for (const CheckCase& c : cases)
       for (Distribution d : c.distributions) {
-        if (cli::interrupted()) {
-          run_status = "interrupted";
-          break;
-        }
+        throw_if_stopped();
         unsupported += run_case(c.problem, c.passes, d, set.kernels, s, *ex, [&](const CheckRow& row) {
           rows.push_back(row);
+          write_reports("running", false);
+          if (!table_on_stdout) return;
           std::fputs(table_row(row).c_str(), stdout);
           std::fflush(stdout);
         });
       }
+    throw_if_stopped();  // a stop during the last case
   } catch (const KernelError& e) {
     if (!e.sticky) throw;
     sticky = e.what();
     run_status = "stopped: " + sticky;
+  } catch (const Stopped& e) {
+    run_status = e.reason == StopReason::timeout ? "timeout" : "interrupted";
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  if (!o.json.empty()) {
-    MetadataInputs mi;
-    mi.command_line = cli::command_line();
-    mi.config = {{"tool", "fa-check"},
-                 {"suite", o.case_text.empty() ? (o.config.empty() ? default_suite_path() : o.config) : ""},
-                 {"case", o.case_text},
-                 {"quick", o.quick},
-                 {"self_test", o.self_test},
-                 {"kernels", o.kernels},
-                 {"distribution", o.distribution},
-                 {"max_check_rows", o.max_check_rows},
-                 {"seed", s.seed}};
-    mi.seed = s.seed;
-    mi.device = ex->info();
-    mi.backend = std::string(to_string(ex->backend()));
-    mi.timing_method = "none (validation only)";
-    nlohmann::json meta = build_metadata(mi);
-    meta["run_status"] = run_status;
-    write_check_json(o.json, meta, rows);
-  }
-  if (!o.csv.empty()) write_check_csv(o.csv, rows);
+  write_reports(run_status, true);
 
   size_t failed = 0;
   for (const auto& row : rows)
     if (row.result.status == Status::fail || row.result.status == Status::error) ++failed;
-  fmt::print("\n{} rows in {:.1f} s: {} passed, {} failed or errored; {} kernel x case pairs skipped "
+  fmt::print(table_on_stdout ? stdout : stderr,
+             "\n{} rows in {:.1f} s: {} passed, {} failed or errored; {} kernel x case pairs skipped "
              "(shape not supported by the kernel)\n",
              rows.size(), seconds, rows.size() - failed, failed, unsupported);
   if (!sticky.empty()) {
@@ -155,6 +192,11 @@ int run(const Options& o, const std::string& program) {
   if (run_status == "interrupted") {
     cli::print_note(kProg, fmt::format("interrupted: {} rows checked before the stop", rows.size()));
     return cli::kExitInterrupted;
+  }
+  if (run_status == "timeout") {
+    cli::print_error(kProg, fmt::format("timeout: --timeout {} s passed; {} rows checked before it", o.timeout,
+                                        rows.size()));
+    return cli::kExitTimeout;
   }
   if (o.self_test) return report_self_test(rows) ? cli::kExitOk : cli::kExitFailure;
   if (failed == 0) return cli::kExitOk;
@@ -202,18 +244,27 @@ int main(int argc, char** argv) {
                  "Inputs for --case (default normal), or only the suite's cases with this distribution: "
                  "normal, uniform, adversarial")
       ->type_name("NAME");
-  app.add_option("--seed", o.seed, "Input seed (default: fresh, printed). Example: --seed 123")->type_name("UINT64");
-  app.add_option("--max-check-rows", o.max_check_rows,
-                 "Compare every query row up to this seqlen_q, a seeded sample of this many beyond (default 2048)")
+  FlagTexts texts;
+  app.add_option("--seed", texts.seed, "Input seed (default: fresh, printed). Example: --seed 123")->type_name("UINT64");
+  app.add_option("--max-check-rows", texts.max_check_rows,
+                 "Compare every query row up to this seqlen_q (and, for a backward, every key column up to "
+                 "this seqlen_k); beyond it, exactly this many (a seeded sample with block edges) (default 2048)")
       ->type_name("N");
-  app.add_option("--threads", o.threads, "CPU back end: threads for the reference and CPU kernels (0 = all)")
+  app.add_flag("--exact-check", o.exact_check,
+               "Compare every query row (and, for a backward, every key column), whatever --max-check-rows says");
+  app.add_option("--threads", texts.threads, "CPU back end: threads for the reference and CPU kernels (0 = all)")
       ->type_name("N");
+  app.add_option("--timeout", texts.timeout,
+                 "Wall-clock limit of the whole check, in seconds: when it passes, the row in progress is "
+                 "abandoned, the files keep every finished row (run_status 'timeout'), exit code 124")
+      ->type_name("SECONDS");
   app.add_option("--json", o.json, "Write every row with metadata to this JSON file")->type_name("FILE");
   app.add_option("--csv", o.csv, "Write every row to this CSV file")->type_name("FILE");
   app.add_flag("--self-test", o.self_test,
                "Run cpu.fa2.64x64, cpu.fa2.bwd.64x64 and copies of them with planted bugs over the suite; exit 0 "
                "only when the clean kernels pass every case and every planted bug fails at least one");
-  app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input.\n"
+  app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input "
+             "(nothing run or written), 124 --timeout passed, 130 interrupted.\n"
              "A failing row prints the command that replays it. Rule and floors: docs/CHECK.md.");
   try {
     app.parse(argc, argv);
@@ -223,5 +274,8 @@ int main(int argc, char** argv) {
     return fa::cli::kExitUsage;
   }
   const std::string program = argv[0];
-  return fa::cli::run_guarded("fa-check", [&] { return run(o, program); });
+  return fa::cli::run_guarded("fa-check", [&] {
+    parse_flags(app, texts, o);
+    return run(o, program);
+  });
 }

@@ -2,30 +2,25 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "report/input_file.h"
+#include "report/json_limits.h"
+#include "sweep/values.h"
 
 namespace fa::check {
 
 namespace {
 
 int parse_int(const std::string& s, const std::string& token, const std::string& where) {
-  size_t used = 0;
-  int v = 0;
-  try {
-    v = std::stoi(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || v <= 0)
-    throw UsageError(fmt::format("{}: '{}' needs a positive integer", where, token));
-  return v;
+  return int(parse_integer(s, fmt::format("{}: '{}'", where, token), 1, INT_MAX));
 }
 
 }  // namespace
@@ -35,8 +30,15 @@ AttnProblem parse_case(const std::string& text, const std::string& where) {
   bool seen_b = false, seen_h = false, seen_q = false, seen_k = false, seen_d = false, seen_t = false;
   std::istringstream in(text);
   std::string tok;
+  std::string seen_tokens;
   while (in >> tok) {
     const char c = tok[0];
+    const char kind = tok == "causal" ? 'C' : parse_dtype(tok) ? 'T' : c;
+    if (seen_tokens.find(kind) != std::string::npos)
+      throw UsageError(fmt::format("{}: '{}' repeats a part of case '{}'; expected each of b, h, q, k, d, the "
+                                   "dtype and causal once",
+                                   where, tok, text));
+    seen_tokens += kind;
     const std::string rest = tok.substr(1);
     if (tok == "causal") {
       p.causal = true;
@@ -72,14 +74,8 @@ AttnProblem parse_case(const std::string& text, const std::string& where) {
 }
 
 std::vector<CheckCase> load_suite(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("cannot open the check suite '{}' (--config)", path));
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: malformed JSON: {}", path, e.what()));
-  }
+  const nlohmann::json doc =
+      parse_json_bounded(read_input_file(path, "check suite (--config)", int64_t(16) << 20), path);
   if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
     throw UsageError(fmt::format("{}: a check suite is an object with a \"cases\" array", path));
   std::vector<CheckCase> cases;
@@ -95,6 +91,16 @@ std::vector<CheckCase> load_suite(const std::string& path) {
                                      where, key));
     CheckCase c;
     c.problem = parse_case(j["case"].get<std::string>(), where);
+    auto want = [&](const char* key, bool ok, const char* what) {
+      if (j.contains(key) && !ok)
+        throw UsageError(fmt::format("{}: \"{}\" is {}; expected {}", where, key, j[key].dump().substr(0, 40), what));
+    };
+    want("distributions", j.contains("distributions") && j["distributions"].is_array(),
+         "a list such as [\"normal\", \"adversarial\"]");
+    want("quick", j.contains("quick") && j["quick"].is_boolean(), "true or false");
+    want("backend", j.contains("backend") && j["backend"].is_string(), "\"cpu\" or \"cuda\"");
+    want("why", j.contains("why") && j["why"].is_string(), "a string");
+    want("pass", j.contains("pass") && j["pass"].is_array(), "a list such as [\"fwd\", \"bwd\"]");
     if (j.contains("distributions")) {
       c.distributions.clear();
       for (const auto& d : j["distributions"]) {
@@ -114,6 +120,8 @@ std::vector<CheckCase> load_suite(const std::string& path) {
           throw UsageError(fmt::format("{}: \"pass\" entries are fwd or bwd (fa-check does not time, so fwd+bwd "
                                        "would check what bwd does), got {}",
                                        where, x.dump()));
+        if (std::find(c.passes.begin(), c.passes.end(), *ps) != c.passes.end())
+          throw UsageError(fmt::format("{}: \"pass\" holds {} twice; expected each pass once", where, x.dump()));
         c.passes.push_back(*ps);
       }
       if (c.passes.empty()) throw UsageError(where + ": \"pass\" is empty");

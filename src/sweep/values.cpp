@@ -1,0 +1,84 @@
+#include "sweep/values.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace fa {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string number_text(double v) {
+  if (v == std::numeric_limits<double>::max()) return "any";
+  if (std::abs(v) >= 1e15 && v == std::floor(v)) return fmt::format("{:.0f}", v);
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+std::string range_text(double lo, double hi, bool lo_open) {
+  return fmt::format("{}{}, {}]", lo_open ? "(" : "[", number_text(lo), number_text(hi));
+}
+
+int64_t parse_integer(std::string_view text, std::string_view where, int64_t lo, int64_t hi) {
+  const std::string_view s = trim(text);
+  const std::string expected = fmt::format("expected an integer in {}", range_text(double(lo), double(hi)));
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || p != s.data() + s.size())
+    throw UsageError(fmt::format("{}: '{}' is not an integer; {}", where, text, expected));
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw UsageError(fmt::format("{}: '{}' is out of range; {}", where, text, expected));
+  return v;
+}
+
+uint64_t parse_unsigned(std::string_view text, std::string_view where) {
+  const std::string_view s = trim(text);
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || s.front() == '-' || ec == std::errc::invalid_argument || p != s.data() + s.size())
+    throw UsageError(fmt::format("{}: '{}' is not an unsigned integer; expected 0 to {}", where, text,
+                                 std::numeric_limits<uint64_t>::max()));
+  if (ec == std::errc::result_out_of_range)
+    throw UsageError(fmt::format("{}: '{}' is out of range; expected 0 to {}", where, text,
+                                 std::numeric_limits<uint64_t>::max()));
+  return v;
+}
+
+double parse_real(std::string_view text, std::string_view where, double lo, double hi, bool lo_open) {
+  const std::string_view s = trim(text);
+  const std::string expected = fmt::format("expected a number in {}", range_text(lo, hi, lo_open));
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || p != s.data() + s.size())
+    throw UsageError(fmt::format("{}: '{}' is not a number; {}", where, text, expected));
+  if (ec == std::errc::result_out_of_range || !std::isfinite(v))
+    throw UsageError(fmt::format("{}: '{}' is not a finite number; {}", where, text, expected));
+  if (v < lo || (lo_open && v == lo) || v > hi)
+    throw UsageError(fmt::format("{}: '{}' is out of range; {}", where, text, expected));
+  return v;
+}
+
+bool parse_boolean(std::string_view text, std::string_view where) {
+  const std::string_view s = trim(text);
+  if (s == "true" || s == "1") return true;
+  if (s == "false" || s == "0") return false;
+  throw UsageError(fmt::format("{}: '{}' is not a boolean; expected true or false", where, text));
+}
+
+std::string parse_nonempty(std::string_view text, std::string_view where, std::string_view what) {
+  if (trim(text).empty()) throw UsageError(fmt::format("{}: empty value; expected {}", where, what));
+  return std::string(text);
+}
+
+}  // namespace fa

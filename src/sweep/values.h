@@ -1,0 +1,26 @@
+// Strict text -> typed value parsers shared by every flag and config-file key (and by
+// fa-check's and compare's flags): the whole text must be the value (no "3abc", no
+// "1.5" for an integer, no "0x10"), the value must lie in its range (no wrap of
+// 3000000000 into an int), and a real number must be finite. Every error is a
+// UsageError of one shape: "<where>: '<text>' <what is wrong>; expected <what is accepted>",
+// where `where` is the flag as the user typed it ("--max-seconds") or
+// "<file>:<line>: key 'max_seconds'".
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fa {
+
+int64_t parse_integer(std::string_view text, std::string_view where, int64_t lo, int64_t hi);
+uint64_t parse_unsigned(std::string_view text, std::string_view where);
+// lo_open: the range excludes lo ((0, hi] for a time budget).
+double parse_real(std::string_view text, std::string_view where, double lo, double hi, bool lo_open);
+bool parse_boolean(std::string_view text, std::string_view where);  // true/false/1/0
+// A value that must not be empty (a file name, a selection).
+std::string parse_nonempty(std::string_view text, std::string_view where, std::string_view what);
+
+// "[lo, hi]" / "(lo, hi]" as the messages print a range.
+std::string range_text(double lo, double hi, bool lo_open = false);
+
+}  // namespace fa
