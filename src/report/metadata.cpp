@@ -50,6 +50,7 @@ json library_versions() {
                                    NLOHMANN_JSON_VERSION_PATCH);
   j["eigen"] = fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
   j["cxx_compiler"] = FA_BENCH_CXX_COMPILER;
+  j["cxx_host_arch"] = FA_BENCH_HOST_ARCH;  // -march of the reference and CPU kernels, "" the default
 #ifdef FA_BENCH_HAVE_CUDA
   j["cuda_compiler"] = FA_BENCH_CUDA_COMPILER;
   j["cuda_gencode"] = FA_BENCH_CUDA_GENCODE;
