@@ -162,6 +162,25 @@ TEST(Compare, ErrorGrowthBeyondAllowanceFails) {
   EXPECT_TRUE(compare_one(row("k", 1.0), c).failed());
 }
 
+// Under another seed the inputs differ, and so does every kernel's max error:
+// those pairs are judged by status only, and the report counts them.
+TEST(Compare, ErrorsOfOtherInputsAreNotCompared) {
+  Result c = row("k", 1.0);
+  c.errors->o_max_abs = 1.6e-3;  // +60%: the same inputs would make this a regression
+  c.seed = 7;
+  CompareReport rep = compare_one(row("k", 1.0), c);
+  EXPECT_FALSE(rep.failed());
+  EXPECT_EQ(rep.other_inputs, 1);
+  EXPECT_NE(compare_markdown(rep, {}, "b", "c").find("1 pairs ran on other inputs"), std::string::npos);
+  c.status = Status::fail;  // past its own tolerance: still a regression
+  EXPECT_TRUE(compare_one(row("k", 1.0), c).failed());
+  c = row("k", 1.0);
+  c.errors->o_max_abs = 1.6e-3;
+  rep = compare_one(row("k", 1.0), c);  // same seed
+  EXPECT_TRUE(rep.failed());
+  EXPECT_EQ(rep.other_inputs, 0);
+}
+
 TEST(Compare, DeterministicModeIgnoresTimingButNotModelledBytes) {
   CompareOptions o;
   o.deterministic_only = true;
