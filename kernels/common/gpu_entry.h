@@ -30,4 +30,17 @@ struct GpuKernelEntry {
 // Every instantiation this build compiled (empty when built without CUDA kernels).
 const std::vector<GpuKernelEntry>& gpu_kernel_entries();
 
+// An instantiation with a deliberate bug compiled in, for `fa-check --self-test
+// --backend cuda` (fa_add_planted_bwd_instances in cmake/fa_instances.cmake).
+// Never registered: the registry does not read this table, fa-check builds a
+// variant from it when asked for one by name.
+struct PlantedGpuKernelEntry {
+  GpuKernelEntry kernel;  // the family, pass, dtype and tile of the registered default it copies
+  const char* fault;      // the family's fault enum value, by name ("no_d_term": fa3/fa3_bwd_fault.h)
+};
+
+// Every planted instantiation this build compiled: fa3's backward at bf16 and
+// head_dim 128 when those are built, else none.
+const std::vector<PlantedGpuKernelEntry>& planted_gpu_kernel_entries();
+
 }  // namespace fa

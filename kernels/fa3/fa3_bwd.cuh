@@ -12,15 +12,20 @@
 #include <cuda_runtime.h>
 
 #include "common/attn_params.h"
+#include "fa3/fa3_bwd_fault.h"
 #include "fa3/fa3_bwd_kernel.cuh"
 #include "fa3/fa3_bwd_prepost.cuh"
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
 namespace fa {
 
-template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
+// Fault: a bug planted for fa-check's self-test (fa3_bwd_fault.h); the registry's
+// instances leave it at none.
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages,
+          Fa3BwdFault Fault = Fa3BwdFault::none>
 struct Fa3BwdKernel {
-  using Cfg = fa3::Fa3BwdTraits<HeadDim, BlockM, BlockN, Warps, Stages>;
+  using Clean = fa3::Fa3BwdTraits<HeadDim, BlockM, BlockN, Warps, Stages>;
+  using Cfg = std::conditional_t<Fault == Fa3BwdFault::none, Clean, fa3::Fa3BwdPlanted<Clean, Fault>>;
   static constexpr ElemType kDtype = std::is_same_v<Elem, __nv_bfloat16> ? ElemType::bf16 : ElemType::f16;
 
   // Workspace: the float32 dQ accumulator, LSE * log2(e), D and the
@@ -177,7 +182,8 @@ struct Fa3BwdKernel {
       ca.heads = p.heads;
       ca.seqlen_q = p.seqlen_q;
       ca.num_m_blocks = m_blocks;
-      ca.softmax_scale = p.softmax_scale;
+      // planted dq_unscaled: the post-pass is handed no softmax scale
+      ca.softmax_scale = Fault == Fa3BwdFault::dq_unscaled ? 1.f : p.softmax_scale;
       ca.total_float4 = blocks * BlockM * HeadDim / 4;
       fa3::fa3_bwd_convert_dq<Elem, BlockM, HeadDim><<<unsigned((ca.total_float4 + 255) / 256), 256, 0, stream>>>(ca);
       if ((err = cudaGetLastError()) != cudaSuccess) return int(err);

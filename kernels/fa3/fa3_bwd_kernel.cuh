@@ -125,7 +125,12 @@ struct Fa3Bwd {
         __syncwarp();
         for (int task = 0; task < Cfg::kDqTasks; ++task) {
           sm90::named_barrier_sync(Cfg::kDqFullBar + task, Cfg::kDqBarThreads);
-          if (leader) sm90::bulk_reduce_add(dst + task * Cfg::kDqTaskFloats, sm.dq(task), Cfg::kDqTaskBytes);
+          if (leader) {
+            if constexpr (Cfg::kFault == Fa3BwdFault::dq_overwritten)  // planted: stored, not added
+              sm90::bulk_store(dst + task * Cfg::kDqTaskFloats, sm.dq(task), Cfg::kDqTaskBytes);
+            else
+              sm90::bulk_reduce_add(dst + task * Cfg::kDqTaskFloats, sm.dq(task), Cfg::kDqTaskBytes);
+          }
           __syncwarp();
         }
         if (leader) {
@@ -235,7 +240,9 @@ struct Fa3Bwd {
     for (int i = 0; i < DKV / 2; ++i) dk[i] = dv[i] = 0.f;
     const uint64_t desc_k = sm90::smem_desc_sw128(sm.k() + part.key_row0() * sm90::kPanelBytes, 16, 1024);
     const uint64_t desc_v = sm90::smem_desc_sw128(sm.v() + part.key_row0() * sm90::kPanelBytes, 16, 1024);
-    const KeyRange keys{a.seqlen_q, a.seqlen_k, a.causal != 0};
+    // planted causal_unmasked_recompute: P's mask forgets causal (m_begin still skips the blocks above)
+    const bool causal = a.causal != 0 && Cfg::kFault != Fa3BwdFault::causal_unmasked_recompute;
+    const KeyRange keys{a.seqlen_q, a.seqlen_k, causal};
     BwdMask mask(keys, t.n_block * BN + part.key_row0() + fc.row(0));
     sm.kv_full().wait(0);
 
@@ -246,6 +253,11 @@ struct Fa3Bwd {
     for (int m = t.m_begin; int(ring.count) < iters;
          ++ring.count, m = m + 1 < a.num_m_blocks ? m + 1 : t.m_begin) {
       const int s = ring.stage();
+      if constexpr (Cfg::kFault == Fa3BwdFault::gqa_not_summed)  // planted: dK, dV restart at each query head
+        if (m == t.m_begin) {
+#pragma unroll
+          for (int i = 0; i < DKV / 2; ++i) dk[i] = dv[i] = 0.f;
+        }
       const int y0 = part.q_col0() * sm90::kPanelBytes;  // this consumer's Q / dO rows in the stage
       float st[SC / 2], dp[SC / 2];
       sm.q_full(s).wait(ring.parity());
@@ -262,7 +274,7 @@ struct Fa3Bwd {
         scores_to_p<SC, false>(st, lse2, a.softmax_scale_log2, fc, mask);
       sm90::wgmma_wait<0>();
       sm90::fence_regs(dp);
-      dp_to_ds<SC>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
+      dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
       if constexpr (Cfg::kSplitHd)
         grads_shared(a, sm, t, part, fc, s, m, ring.count, st, dp, dk, dv);
       else

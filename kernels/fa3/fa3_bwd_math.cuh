@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "common/mask.cuh"
+#include "fa3/fa3_bwd_fault.h"
 #include "fa3/fa3_softmax.cuh"
 
 namespace fa::fa3 {
@@ -67,7 +68,7 @@ __device__ __forceinline__ void scores_to_p(float (&s)[Cols / 2], const float* l
 }
 
 // dS^T = P^T * (dP^T - D), in place in dp: dpsum holds D per query column.
-template <int Cols>
+template <int Cols, Fa3BwdFault Fault = Fa3BwdFault::none>
 __device__ __forceinline__ void dp_to_ds(const float (&p)[Cols / 2], float (&dp)[Cols / 2], const float* dpsum,
                                          const FragCoord& fc) {
 #pragma unroll
@@ -75,8 +76,13 @@ __device__ __forceinline__ void dp_to_ds(const float (&p)[Cols / 2], float (&dp)
     const float2 d = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * fc.t);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      dp[4 * j + 2 * h] = p[4 * j + 2 * h] * (dp[4 * j + 2 * h] - d.x);
-      dp[4 * j + 2 * h + 1] = p[4 * j + 2 * h + 1] * (dp[4 * j + 2 * h + 1] - d.y);
+      if constexpr (Fault == Fa3BwdFault::no_d_term) {  // planted: dS^T = P^T o dP^T, D forgotten
+        dp[4 * j + 2 * h] = p[4 * j + 2 * h] * dp[4 * j + 2 * h];
+        dp[4 * j + 2 * h + 1] = p[4 * j + 2 * h + 1] * dp[4 * j + 2 * h + 1];
+      } else {
+        dp[4 * j + 2 * h] = p[4 * j + 2 * h] * (dp[4 * j + 2 * h] - d.x);
+        dp[4 * j + 2 * h + 1] = p[4 * j + 2 * h + 1] * (dp[4 * j + 2 * h + 1] - d.y);
+      }
     }
   }
 }

@@ -5,12 +5,14 @@
 #include <cstdint>
 
 #include "common/sm90/tma.cuh"
+#include "fa3/fa3_bwd_fault.h"
 
 namespace fa::fa3 {
 
 template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
 struct Fa3BwdTraits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
+  static constexpr Fa3BwdFault kFault = Fa3BwdFault::none;  // see Fa3BwdPlanted
 
   // One producer warpgroup (warp 0 issues the TMA loads, warp 1 the dQ
   // reductions), then the consumers. A consumer owns 64 keys of the K/V block (a
@@ -107,6 +109,15 @@ struct Fa3BwdTraits {
   static constexpr int kDqBarThreads = 128 + 32;   // one consumer warpgroup + the dQ warp
   static constexpr int kDqDoneBar = kDqEmptyBar + kDqTasks;  // consumers: dQ reds issued (kSplitHd, deterministic)
   static_assert(kDqDoneBar <= 15, "named barrier ids 1..15");
+};
+
+// The same shape with a planted fault (fa3_bwd_fault.h). A type of its own rather
+// than a sixth parameter of Fa3BwdTraits, so that the registered kernels keep
+// their traits type, hence their symbol names as well as their code.
+template <typename Traits, Fa3BwdFault Fault>
+struct Fa3BwdPlanted : Traits {
+  static_assert(Fault != Fa3BwdFault::none, "the clean kernel uses Fa3BwdTraits itself");
+  static constexpr Fa3BwdFault kFault = Fault;
 };
 
 }  // namespace fa::fa3

@@ -24,3 +24,9 @@ fa_add_bwd_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_bwd.cuh fa::Fa3BwdKernel
   fp16:128:64:128:12:2
   bf16:256:64:64:12:2
   fp16:256:64:64:12:2)
+
+# Planted faults for `fa-check --self-test --backend cuda` (docs/CHECK.md): the
+# default bf16 head_dim 128 backward tile once per fa::Fa3BwdFault but none
+# (fa3_bwd_fault.h). Not registered; built only with head_dim 128.
+fa_add_planted_bwd_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_bwd.cuh fa::Fa3BwdKernel fa::Fa3BwdFault bf16 128
+  no_d_term gqa_not_summed causal_unmasked_recompute dq_unscaled dq_overwritten)

@@ -1,9 +1,12 @@
 // GPU variants from the generated table of compiled instantiations
-// (cmake/fa_instances.cmake), forward and backward. Host-only code: the entry
-// points hide CUDA, so this compiles in every build; without CUDA kernels the
-// table is empty. Error text comes through measure/cuda_error.h (a .cu, or a
-// stand-in without CUDA).
+// (cmake/fa_instances.cmake), forward and backward, and on request from the
+// table of planted ones. Host-only code: the entry points hide CUDA, so this
+// compiles in every build; without CUDA kernels the tables are empty. Error
+// text comes through measure/cuda_error.h (a .cu, or a stand-in without CUDA).
+#include "registry/cuda_kernels.h"
+
 #include <fmt/format.h>
+#include <algorithm>
 #include <stdexcept>
 #include <string_view>
 
@@ -49,7 +52,8 @@ AttnParams refusal_params(const AttnProblem& p, bool backward) {
   return a;
 }
 
-KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
+// `suffix` ("+no_d_term") names a planted copy.
+KernelVariant make_gpu_variant(const GpuKernelEntry& e, std::string_view suffix = "") {
   KernelVariant v;
   auto family = parse_family(e.family);
   if (!family)
@@ -60,6 +64,7 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
   v.tile = Tile{e.block_m, e.block_n, e.warps, e.stages};
   v.default_tile = e.default_tile;
   v.name = variant_name(e);
+  v.name += suffix;
   if (v.pass == Pass::bwd) v.fwd_partner = forward_partner(e);
   v.dtypes = {dtype_of(e.dtype)};
   if (e.head_dim != 0) v.head_dims = {e.head_dim};
@@ -86,6 +91,27 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e) {
 
 void register_cuda_kernels(Registry& r) {
   for (const GpuKernelEntry& e : gpu_kernel_entries()) r.add(make_gpu_variant(e));
+}
+
+std::vector<PlantedGpuVariants> planted_gpu_variants() {
+  std::vector<PlantedGpuVariants> out;
+  for (const PlantedGpuKernelEntry& e : planted_gpu_kernel_entries()) {
+    const std::string base = variant_name(e.kernel);
+    auto it = std::find_if(out.begin(), out.end(), [&](const PlantedGpuVariants& p) { return p.base == base; });
+    if (it == out.end()) it = out.insert(out.end(), PlantedGpuVariants{base, {}});
+    it->faults.emplace_back(e.fault);
+  }
+  return out;
+}
+
+std::optional<KernelVariant> make_planted_gpu_variant(std::string_view base, std::string_view fault) {
+  for (const PlantedGpuKernelEntry& e : planted_gpu_kernel_entries()) {
+    if (variant_name(e.kernel) != base || fault != e.fault) continue;
+    KernelVariant v = make_gpu_variant(e.kernel, fmt::format("+{}", fault));
+    v.default_tile = false;
+    return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace fa

@@ -25,6 +25,12 @@ __device__ __forceinline__ void bulk_reduce_add(float* gmem_dst, const float* sm
                                   gmem_dst, smem_src, bytes);
 }
 
+// gmem[i] = smem[i] for `bytes` / 4 floats (the same alignment rules): a plain
+// bulk copy out of shared memory, in the same bulk groups.
+__device__ __forceinline__ void bulk_store(float* gmem_dst, const float* smem_src, uint32_t bytes) {
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, gmem_dst, smem_src, bytes);
+}
+
 // gmem[0..3] += v, atomically per element, from registers (sm_90: one 16-byte
 // reduction instead of four 4-byte ones; gmem 16-byte aligned).
 __device__ __forceinline__ void red_add_v4(float* gmem, float4 v) {

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/stop.h"
 #include "registry/cpu_kernels.h"
+#include "registry/cuda_kernels.h"
 #include "sweep/config.h"
 #include "sweep/plan.h"
 #include "sweep/runner.h"
@@ -17,32 +18,62 @@ namespace fa::check {
 
 namespace {
 
-// The names of `faults` but none, for a message.
-template <typename Fault>
-std::string fault_names(const std::vector<Fault>& faults) {
-  std::string names;
-  for (Fault f : faults) names += (names.empty() ? "" : ", ") + std::string(to_string(f));
-  return names;
+// "a, b, c", for a message.
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
 }
 
 template <typename Fault>
-const KernelVariant& planted_variant(const std::string& entry, const std::string& fault_name, const KernelVariant& v,
-                                     const std::vector<Fault>& faults, std::deque<KernelVariant>& owned) {
-  for (Fault f : faults)
-    if (to_string(f) == fault_name) return owned.emplace_back(make_faulty_cpu_variant(f, v.tile));
-  throw UsageError(fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, fault_names(faults)));
+KernelVariant planted_variant(const std::string& entry, const std::string& fault_name, const KernelVariant& v,
+                              const std::vector<Fault>& faults) {
+  std::vector<std::string> names;
+  for (Fault f : faults) {
+    if (to_string(f) == fault_name) return make_faulty_cpu_variant(f, v.tile);
+    names.emplace_back(to_string(f));
+  }
+  throw UsageError(fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, joined(names)));
 }
 
-const KernelVariant& faulty_variant(const std::string& entry, const Registry& reg,
-                                    std::deque<KernelVariant>& owned) {
+// "cpu.fa2.64x64+no_rescale", "fa3.bwd.bf16.hd128.64x128.w12.s2+no_d_term": the
+// variant with that fault planted, or a UsageError saying what exists.
+KernelVariant faulty_variant(const std::string& entry, const Registry& reg) {
   const auto plus = entry.find('+');
   const std::string base = entry.substr(0, plus), fault_name = entry.substr(plus + 1);
   const KernelVariant* v = reg.find(base);
-  if (!v || v->backend != Backend::cpu || v->family != Family::fa2)
-    throw UsageError(fmt::format("--kernels '{}': faults are planted only in cpu.fa2 variants, forward or "
-                                 "backward (e.g. cpu.fa2.64x64+no_rescale, cpu.fa2.bwd.64x64+no_d_term)", entry));
-  return v->pass == Pass::fwd ? planted_variant(entry, fault_name, *v, planted_cpu_faults(), owned)
-                              : planted_variant(entry, fault_name, *v, planted_cpu_bwd_faults(), owned);
+  if (v && v->backend == Backend::cpu && v->family == Family::fa2)
+    return v->pass == Pass::fwd ? planted_variant(entry, fault_name, *v, planted_cpu_faults())
+                                : planted_variant(entry, fault_name, *v, planted_cpu_bwd_faults());
+  const std::vector<PlantedGpuVariants> gpu = planted_gpu_variants();
+  for (const PlantedGpuVariants& g : gpu) {
+    if (g.base != base) continue;
+    if (auto made = make_planted_gpu_variant(base, fault_name)) return std::move(*made);
+    throw UsageError(
+        fmt::format("--kernels '{}': unknown fault '{}' ({})", entry, fault_name, joined(g.faults)));
+  }
+  if (gpu.empty() && base.rfind("fa3.", 0) == 0)
+    throw UsageError(fmt::format("--kernels '{}': this build has no GPU kernel with planted faults; they are "
+                                 "planted in {}", entry, kPlantedGpuWhere));
+  std::string gpu_where;
+  for (const PlantedGpuVariants& g : gpu)
+    gpu_where += fmt::format("{}{} (e.g. {}+{})", gpu_where.empty() ? "" : ", ", g.base, g.base, g.faults.front());
+  throw UsageError(fmt::format("--kernels '{}': faults are planted only in cpu.fa2 variants, forward or "
+                               "backward (e.g. cpu.fa2.64x64+no_rescale, cpu.fa2.bwd.64x64+no_d_term), and in {}",
+                               entry, gpu.empty() ? std::string(kPlantedGpuWhere) : gpu_where));
+}
+
+// The faulty entries of a --kernels selection.
+std::vector<std::string> faulty_entries(const std::string& selection) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= selection.size()) {
+    const size_t comma = std::min(selection.find(',', start), selection.size());
+    const std::string entry = selection.substr(start, comma - start);
+    if (entry.find('+') != std::string::npos) out.push_back(entry);
+    start = comma + 1;
+  }
+  return out;
 }
 
 std::string quote(const std::string& s) {
@@ -54,27 +85,30 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
+void check_faulty_entries(const std::string& selection, const Registry& reg) {
+  for (const std::string& entry : faulty_entries(selection)) faulty_variant(entry, reg);
+}
+
 KernelSet resolve_kernels(const std::string& selection, Backend backend, const Registry& reg) {
   KernelSet set;
   std::string plain;  // the entries the registry resolves
-  std::vector<std::string> faulty;
   size_t start = 0;
   while (start <= selection.size()) {
     const size_t comma = std::min(selection.find(',', start), selection.size());
     const std::string entry = selection.substr(start, comma - start);
-    if (entry.find('+') != std::string::npos) faulty.push_back(entry);
-    else if (!entry.empty()) plain += (plain.empty() ? "" : ",") + entry;
+    if (entry.find('+') == std::string::npos && !entry.empty()) plain += (plain.empty() ? "" : ",") + entry;
     start = comma + 1;
   }
   if (selection.empty()) plain = std::string(to_string(backend));
   if (!plain.empty())
     for (const KernelVariant* v : reg.select(plain))
       if (v->backend == backend) set.kernels.push_back(v);
-  for (const auto& entry : faulty) {
-    if (backend != Backend::cpu)
-      throw UsageError(fmt::format("--kernels '{}': faulty variants run on the cpu back end "
-                                   "(--backend cpu)", entry));
-    set.kernels.push_back(&faulty_variant(entry, reg, set.owned));
+  for (const std::string& entry : faulty_entries(selection)) {
+    KernelVariant v = faulty_variant(entry, reg);
+    if (v.backend != backend)
+      throw UsageError(fmt::format("--kernels '{}': this faulty variant runs on the {} back end (--backend {})",
+                                   entry, to_string(v.backend), to_string(v.backend)));
+    set.kernels.push_back(&set.owned.emplace_back(std::move(v)));
   }
   if (set.kernels.empty())
     throw UsageError(fmt::format("--kernels '{}': no kernel of this selection runs on the {} back end",

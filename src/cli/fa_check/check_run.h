@@ -17,13 +17,19 @@ namespace fa::check {
 // The kernels a --kernels selection names on one back end. Besides the
 // registry's selection syntax, "cpu.fa2.<tile>+<fault>" and
 // "cpu.fa2.bwd.<tile>+<fault>" build a cpu.fa2 variant with a planted fault
-// (kernels/cpu/cpu_kernels.h, kernels/cpu/fa2_bwd.h): never registered, so it only
-// exists where fa-check is asked for it (self-test, replaying a self-test row).
+// (kernels/cpu/cpu_kernels.h, kernels/cpu/fa2_bwd.h), and
+// "fa3.bwd.bf16.hd128.<tile>+<fault>" the planted fa3 backward of the default
+// tile (kernels/fa3/fa3_bwd_fault.h, in builds with fa3 at head_dim 128): never
+// registered, so they only exist where fa-check is asked for them (self-test,
+// replaying a self-test row). A faulty variant of the other back end, an
+// unknown fault or one this build lacks is a UsageError.
 struct KernelSet {
   std::vector<const KernelVariant*> kernels;
   std::deque<KernelVariant> owned;  // the faulty variants
 };
 KernelSet resolve_kernels(const std::string& selection, Backend, const Registry&);
+// The same checks of the faulty entries alone, before any back end is chosen.
+void check_faulty_entries(const std::string& selection, const Registry&);
 
 struct CheckRow {
   Result result;  // errors filled, no timing

@@ -97,16 +97,19 @@ int run(const Options& o, const std::string& program) {
     if (!o.csv.empty()) outputs.push_back({"--csv", o.csv});
     check_output_paths(outputs, {{"--config", o.config.empty() ? default_suite_path() : o.config}});
   }
-  if (o.self_test && o.backend == "cuda")
-    throw UsageError("--self-test plants faults in the CPU FA2 kernel: it runs on --backend cpu");
   if (o.self_test && !o.kernels.empty())
     throw UsageError("--self-test chooses its own kernels (cpu.fa2.64x64, cpu.fa2.bwd.64x64 and their faulty "
-                     "copies); drop --kernels");
+                     "copies; with --backend cuda fa3's planted backward); drop --kernels");
+  // The self-test runs on the CPU unless --backend cuda asks for the GPU's planted
+  // kernels. A planted kernel this build lacks is refused before any device is looked for.
+  const std::string backend = o.self_test && o.backend == "auto" ? "cpu" : o.backend;
+  if (o.self_test && backend == "cuda") self_test_selection(Backend::cuda);
+  if (!o.self_test) check_faulty_entries(o.kernels, Registry::instance());
 
-  std::unique_ptr<Executor> ex = cli::pick_executor(kProg, o.self_test ? "cpu" : o.backend, o.threads, 0);
+  std::unique_ptr<Executor> ex = cli::pick_executor(kProg, backend, o.threads, 0);
   const std::vector<CheckCase> cases = select_cases(o, ex->backend());
-  const KernelSet set = resolve_kernels(o.self_test ? self_test_selection() : o.kernels, ex->backend(),
-                                        Registry::instance());
+  const KernelSet set = resolve_kernels(o.self_test ? self_test_selection(ex->backend()) : o.kernels,
+                                        ex->backend(), Registry::instance());
   CheckSettings s;
   s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   s.max_check_rows = o.max_check_rows;
@@ -198,7 +201,7 @@ int run(const Options& o, const std::string& program) {
                                         rows.size()));
     return cli::kExitTimeout;
   }
-  if (o.self_test) return report_self_test(rows) ? cli::kExitOk : cli::kExitFailure;
+  if (o.self_test) return report_self_test(rows, ex->backend()) ? cli::kExitOk : cli::kExitFailure;
   if (failed == 0) return cli::kExitOk;
   fmt::print("\nFailures (seed {}), each replayed by the command under it:\n", s.seed);
   for (const auto& row : rows) {
@@ -261,8 +264,10 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "Write every row with metadata to this JSON file")->type_name("FILE");
   app.add_option("--csv", o.csv, "Write every row to this CSV file")->type_name("FILE");
   app.add_flag("--self-test", o.self_test,
-               "Run cpu.fa2.64x64, cpu.fa2.bwd.64x64 and copies of them with planted bugs over the suite; exit 0 "
-               "only when the clean kernels pass every case and every planted bug fails at least one");
+               "Run cpu.fa2.64x64, cpu.fa2.bwd.64x64 and copies of them with planted bugs over the suite (with "
+               "--backend cuda: fa3's bf16 head_dim 128 backward and its planted copies, in builds with fa3 at "
+               "head_dim 128); exit 0 only when the clean kernels pass every case and every planted bug fails at "
+               "least one");
   app.footer("Exit codes: 0 every row passed (or --self-test caught every fault), 1 a failure, 2 bad input "
              "(nothing run or written), 124 --timeout passed, 130 interrupted.\n"
              "A failing row prints the command that replays it. Rule and floors: docs/CHECK.md.");

@@ -2,14 +2,38 @@
 
 #include <fmt/format.h>
 
+#include "core/errors.h"
 #include "registry/cpu_kernels.h"
+#include "registry/cuda_kernels.h"
 
 namespace fa::check {
 
 namespace {
 
-constexpr const char* kClean = "cpu.fa2.64x64";
-constexpr const char* kCleanBwd = "cpu.fa2.bwd.64x64";
+// A clean kernel and the faults planted in copies of it.
+struct Planted {
+  std::string clean;
+  std::vector<std::string> faults;
+};
+
+template <typename Fault>
+std::vector<std::string> names_of(const std::vector<Fault>& faults) {
+  std::vector<std::string> names;
+  for (Fault f : faults) names.emplace_back(to_string(f));
+  return names;
+}
+
+std::vector<Planted> planted_kernels(Backend backend) {
+  if (backend == Backend::cpu)
+    return {{"cpu.fa2.64x64", names_of(planted_cpu_faults())},
+            {"cpu.fa2.bwd.64x64", names_of(planted_cpu_bwd_faults())}};
+  std::vector<Planted> out;
+  for (const PlantedGpuVariants& g : planted_gpu_variants()) out.push_back({g.base, g.faults});
+  if (out.empty())
+    throw UsageError(fmt::format("--self-test --backend cuda: this build has no GPU kernel with planted faults; "
+                                 "they are planted in {}", kPlantedGpuWhere));
+  return out;
+}
 
 bool caught(const Result& r) { return r.status == Status::fail || r.status == Status::error; }
 
@@ -28,7 +52,7 @@ std::string evidence(const CheckRow& row) {
                      t.tolerance, m.lse_max_abs, t.lse_tolerance, m.nonfinite);
 }
 
-// The clean kernel must pass every case it ran.
+// The clean kernel must pass every case it ran, and run at least one.
 bool report_clean(const std::vector<CheckRow>& rows, const std::string& clean) {
   size_t clean_rows = 0, clean_failures = 0;
   for (const auto& row : rows)
@@ -41,17 +65,20 @@ bool report_clean(const std::vector<CheckRow>& rows, const std::string& clean) {
       }
     }
   const bool ok = clean_rows > 0 && clean_failures == 0;
-  fmt::print("  {:<28} {} of {} cases failed{}\n", clean + " (clean)", clean_failures, clean_rows,
-             ok ? " (as it must)" : "  <-- the check itself is broken");
+  if (clean_rows == 0)
+    fmt::print("  {:<28} ran on no case: the suite holds none it supports  <-- nothing was tested\n",
+               clean + " (clean)");
+  else
+    fmt::print("  {:<28} {} of {} cases failed{}\n", clean + " (clean)", clean_failures, clean_rows,
+               ok ? " (as it must)" : "  <-- the check itself is broken");
   return ok;
 }
 
 // Each fault planted in `clean` must fail at least one case.
-template <typename Fault>
-bool report_faults(const std::vector<CheckRow>& rows, const std::string& clean, const std::vector<Fault>& faults) {
+bool report_faults(const std::vector<CheckRow>& rows, const Planted& planted) {
   bool ok = true;
-  for (Fault f : faults) {
-    const std::string name = fmt::format("{}+{}", clean, to_string(f));
+  for (const std::string& fault : planted.faults) {
+    const std::string name = fmt::format("{}+{}", planted.clean, fault);
     const CheckRow* first = nullptr;
     size_t total = 0, hits = 0;
     for (const auto& row : rows) {
@@ -63,36 +90,38 @@ bool report_faults(const std::vector<CheckRow>& rows, const std::string& clean, 
       }
     }
     if (first) {
-      fmt::print("  {:<28} caught by {} of {} cases, first '{}' ({}): {}\n", to_string(f), hits, total,
+      fmt::print("  {:<28} caught by {} of {} cases, first '{}' ({}): {}\n", fault, hits, total,
                  first->result.problem.describe(), to_string(first->distribution), evidence(*first));
     } else {
       ok = false;
-      fmt::print("  {:<28} NOT CAUGHT by any of {} cases\n", to_string(f), total);
+      fmt::print("  {:<28} NOT CAUGHT by any of {} cases\n", fault, total);
     }
   }
   return ok;
 }
 
-template <typename Fault>
-std::string with_faults(const std::string& clean, const std::vector<Fault>& faults) {
-  std::string s = clean;
-  for (Fault f : faults) s += fmt::format(",{}+{}", clean, to_string(f));
+}  // namespace
+
+std::string self_test_selection(Backend backend) {
+  std::string s;
+  for (const Planted& p : planted_kernels(backend)) {
+    s += (s.empty() ? "" : ",") + p.clean;
+    for (const std::string& fault : p.faults) s += fmt::format(",{}+{}", p.clean, fault);
+  }
   return s;
 }
 
-}  // namespace
-
-std::string self_test_selection() {
-  return with_faults(kClean, planted_cpu_faults()) + "," + with_faults(kCleanBwd, planted_cpu_bwd_faults());
-}
-
-bool report_self_test(const std::vector<CheckRow>& rows) {
-  fmt::print("\nSelf-test: each planted fault must fail at least one case; the clean {} and {} none.\n", kClean,
-             kCleanBwd);
-  bool ok = report_clean(rows, kClean);
-  ok &= report_faults(rows, kClean, planted_cpu_faults());
-  ok &= report_clean(rows, kCleanBwd);
-  ok &= report_faults(rows, kCleanBwd, planted_cpu_bwd_faults());
+bool report_self_test(const std::vector<CheckRow>& rows, Backend backend) {
+  const std::vector<Planted> planted = planted_kernels(backend);
+  std::string cleans;
+  for (size_t i = 0; i < planted.size(); ++i)
+    cleans += (i == 0 ? "" : i + 1 == planted.size() ? " and " : ", ") + planted[i].clean;
+  fmt::print("\nSelf-test: each planted fault must fail at least one case; the clean {} none.\n", cleans);
+  bool ok = true;
+  for (const Planted& p : planted) {
+    ok &= report_clean(rows, p.clean);
+    ok &= report_faults(rows, p);
+  }
   fmt::print("Self-test {}\n", ok ? "passed: every planted fault was caught" : "FAILED");
   return ok;
 }
