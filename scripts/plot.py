@@ -237,9 +237,13 @@ def main():
     if not rows:
         sys.exit("plot.py: the CSV files hold no rows")
     os.makedirs(args.out, exist_ok=True)
+    # The title names the pass the rows hold (a file without a pass column holds forward rows).
+    passes = sorted({r.get("pass") or "fwd" for r in rows})
+    what = {"fwd": "Forward", "bwd": "Backward", "fwd+bwd": "Forward + backward"}
+    title = what.get(passes[0], passes[0]) if len(passes) == 1 else " / ".join(passes)
     figures = {
-        "tflops.png": lambda p: line_plot(rows, "tflops", "TFLOP/s", "Forward TFLOP/s", p),
-        "latency.png": lambda p: line_plot(rows, "median_ms", "median latency (ms)", "Forward latency", p,
+        "tflops.png": lambda p: line_plot(rows, "tflops", "TFLOP/s", f"{title} TFLOP/s", p),
+        "latency.png": lambda p: line_plot(rows, "median_ms", "median latency (ms)", f"{title} latency", p,
                                            logy=True),
         "traffic.png": lambda p: traffic_plot(rows, p),
         "memory.png": lambda p: memory_plot(rows, p),
