@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Figures from fa-bench CSV files (docs/OUTPUTS.md lists the columns).
 
-    python3 scripts/plot.py results/h200/2026-11-30-6e29ed4/paper-fwd.csv [more.csv ...] --out out/plots
+    python3 scripts/plot.py results/h200/2026-11-30-0d70af4/paper-fwd.csv [more.csv ...] --out out/plots
 
 Writes PNGs (each only when the CSVs hold the data it needs, and says which it
 skipped and why):

@@ -18,7 +18,7 @@ import torch_peers  # noqa: E402
 # must keep its columns, in its order, and its cells byte for byte, with only `pass` and
 # schema 2's `l2_hit_rate_pct` (empty: PyTorch's rows are not profiled) added.
 ADDED = ("pass", "l2_hit_rate_pct")
-FORWARD_CSV = os.path.join(os.path.dirname(HERE), "results", "h200", "2026-11-30-6e29ed4", "torch-paper-fwd.csv")
+FORWARD_CSV = os.path.join(HERE, "data", "torch", "torch-paper-fwd-6e29ed4.csv")
 
 
 def check_passes(bad):
