@@ -60,6 +60,10 @@ class Executor {
   // The measured bf16 matmul ceiling (cuBLAS 8192^3) in TFLOP/s, measured once
   // per process on first call; 0 where not measured (cpu).
   virtual double matmul_ceiling_tflops() { return 0; }
+  // The measured device copy bandwidth in GB/s (10^9 B/s: bytes read + written by a
+  // device-to-device copy of a buffer much larger than L2), the roofline's memory roof;
+  // measured once per process on first call; 0 where not measured (cpu).
+  virtual double copy_bandwidth_gbps() { return 0; }
   // DRAM bytes one launch moves and its L2 hit rate, read through hardware
   // counters in an untimed pass; nullopt with `why` set where they cannot be read.
   struct DramReading {

@@ -81,6 +81,8 @@ json build_metadata(const MetadataInputs& in) {
   m["flush_l2"] = in.flush_l2;
   // null: not measured (the cpu back end has no matmul ceiling).
   m["matmul_ceiling_tflops"] = in.matmul_ceiling_tflops > 0 ? json(in.matmul_ceiling_tflops) : json(nullptr);
+  // The roofline's memory roof, measured beside the compute one; null where not measured.
+  m["copy_bandwidth_gbps"] = in.copy_bandwidth_gbps > 0 ? json(in.copy_bandwidth_gbps) : json(nullptr);
   return m;
 }
 

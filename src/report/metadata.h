@@ -19,6 +19,7 @@ struct MetadataInputs {
   std::string timing_method;
   bool flush_l2 = false;
   double matmul_ceiling_tflops = 0;
+  double copy_bandwidth_gbps = 0;  // 0: not measured (null in JSON)
 };
 
 std::string utc_now_iso8601();

@@ -143,6 +143,7 @@ int run_sweep_command(SweepOptions& o) {
                                                 : "cuda events, L2 not flushed");
   mi.flush_l2 = ex->backend() == Backend::cuda && cfg.timing.flush_l2;
   mi.matmul_ceiling_tflops = ex->matmul_ceiling_tflops();
+  mi.copy_bandwidth_gbps = ex->copy_bandwidth_gbps();
   std::set<std::string> done;
   for (const auto& r : resumed) done.insert(r.key());
   nlohmann::json meta = build_metadata(mi);
