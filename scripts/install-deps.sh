@@ -5,7 +5,8 @@
 # without nvcc the build falls back to the CPU back end (scripts/build.sh says so).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev
-      libbenchmark-dev libgtest-dev python3-matplotlib python3-numpy)
+      libbenchmark-dev libgtest-dev python3-matplotlib python3-numpy
+      chromium)  # chromium: the HTML report's headless-browser test (ctest report_browser)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -31,13 +31,18 @@ std::string worst_grad(const GradErrors& g) {
 }
 }  // namespace
 
-std::string markdown_header() {
-  return "| kernel | pass | shape | status | median ms | TFLOP/s | model GB | model GB/s | O max abs err "
-         "| tolerance | grad max abs err / tolerance | reason |\n"
-         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+std::vector<std::string> markdown_columns() {
+  return {"kernel", "pass", "shape", "status", "median ms", "TFLOP/s", "model GB", "model GB/s", "O max abs err",
+          "tolerance", "grad max abs err / tolerance", "reason"};
 }
 
-std::string markdown_row(const Result& r) {
+std::string markdown_header() {
+  std::string s = "|";
+  for (const auto& c : markdown_columns()) s += fmt::format(" {} |", c);
+  return s + "\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+}
+
+std::vector<std::string> markdown_cells(const Result& r) {
   const bool timed = r.timing.has_value();
   std::string median = timed ? fmt::format("{:.4f}", r.timing->median_ms) : "-";
   std::string tflops = timed ? fmt::format("{:.3f}", r.tflops) : "-";
@@ -57,9 +62,14 @@ std::string markdown_row(const Result& r) {
                                        r.grad_errors->rows_checked, r.problem.seqlen_q, r.grad_errors->cols_checked,
                                        r.problem.seqlen_k)
                          : worst_grad(*r.grad_errors);
-  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.kernel),
-                     to_string(r.pass), r.problem.describe(), to_string(r.status), median, tflops, gb, gbps, err,
-                     tol, grad, cell(r.reason));
+  return {r.kernel, std::string(to_string(r.pass)), r.problem.describe(), std::string(to_string(r.status)),
+          median, tflops, gb, gbps, err, tol, grad, r.reason};
+}
+
+std::string markdown_row(const Result& r) {
+  std::string s = "|";
+  for (const auto& c : markdown_cells(r)) s += fmt::format(" {} |", cell(c));
+  return s + "\n";
 }
 
 std::string markdown_table(const std::vector<Result>& rows) {
