@@ -356,7 +356,7 @@ def traffic_values(r):
     if m_r is not None:
         out.append(("HBM (model)", (m_r + (m_w or 0)) / 1e9))
     d_r, d_w = num(r, "traffic_measured_read_bytes"), num(r, "traffic_measured_write_bytes")
-    if d_r is not None:
+    if d_r is not None and r.get("traffic_measured_source"):  # schema-1 files wrote 0 for "not measured"
         src = r.get("traffic_measured_source", "")
         kind = {"cupti": "DRAM (measured)", "cpu-count": "CPU byte count"}.get(src, f"measured ({src or '?'})")
         out.append((kind, (d_r + (d_w or 0)) / 1e9))
@@ -400,6 +400,8 @@ def metric_figure(rows, y, layout, metas):
     used = [p[0] for p in pts]
     if y == "memory":
         what += f" ({memory_unit(used)} memory)"
+    if y == "traffic":  # name only the kinds of bytes the rows hold
+        what = "Bytes read + written: " + ", ".join(sorted({k for _, k, _ in pts}, key=lambda k: list(KIND_STYLE).index(k) if k in KIND_STYLE else 99))
     fig, where = panel_grid(layout, used)
     series = sorted({layout.series_of(r) for r in used}, key=str)
     colors = colors_for([str(s) for s in series])
@@ -577,6 +579,21 @@ def make_figure(rows, y, x="seqlen", series="kernel", panels=DEFAULT_PANELS.spli
     return metric_figure(rows, y, layout, list(metas))
 
 
+def save_png(fig, path):
+    """A 128-colour palette PNG: a line figure has few colours, and the file is a quarter of
+    the RGBA one (results/ keeps them in git)."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    buf.seek(0)
+    img = Image.open(buf).convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT,
+                                                    dither=Image.Dither.NONE)
+    img.save(path, optimize=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+", help="fa-bench results: sweep --csv or --json files, torch_peers.py CSVs")
@@ -615,7 +632,10 @@ def main(argv=None):
             missing += explicit
             continue
         matplotlib.rcParams["svg.hashsalt"] = name  # ids unique per figure when several share one page
-        fig.savefig(path, dpi=100, bbox_inches="tight", metadata={"Software": None} if args.format == "png" else {"Date": None})
+        if args.format == "png":
+            save_png(fig, path)
+        else:
+            fig.savefig(path, bbox_inches="tight", metadata={"Date": None})
         plt.close(fig)
         print(f"plot.py: wrote {path}", file=sys.stderr)
     return 1 if missing else 0
