@@ -507,10 +507,10 @@ def roofline_figure(rows, layout, metas):
         notes.append("copy bandwidth not measured in this run (metadata.copy_bandwidth_gbps absent): "
                      "no bandwidth roof drawn")
     finish_panels(where, layout, ais, "TFLOP/s (10¹² FLOP/s)", None)
-    if notes:
-        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, color="firebrick", ha="left", va="bottom")
     title(fig, "Roofline: TFLOP/s against arithmetic intensity (o: modelled HBM bytes, x: DRAM counters, "
           "+: CPU byte count)", used, layout, metas)
+    if notes:  # in the title, where no panel's labels can cover it
+        fig._suptitle.set_text(fig._suptitle.get_text() + "\n" + "\n".join(notes))
     return fig, None
 
 
