@@ -279,6 +279,26 @@ def colors_for(labels):
     return {lab: cmap(i % cmap.N) for i, lab in enumerate(sorted(labels))}
 
 
+TILE_SUFFIX = re.compile(r"\.\d+x\d+(\.w\d+)?(\.s\d+)?$")
+
+
+def series_colors(series, rows, layout):
+    """One colour per kernel family across panels: a kernel's name carries its tile, which
+    changes with head_dim (fa3.bf16.192x128... at hd64, fa3.bf16.128x128... at hd128), so
+    series that differ only in the tile share a colour, unless two of them meet in one panel
+    (a block sweep), where each keeps its own."""
+    labels = [str(s) for s in series]
+    family = {lab: TILE_SUFFIX.sub("", lab) for lab in labels}
+    in_panel = defaultdict(set)
+    for r in rows:
+        in_panel[layout.panel_of(r)].add(str(layout.series_of(r)))
+    clash = any(len({family[lab] for lab in labs}) < len(labs) for labs in in_panel.values())
+    if clash:
+        return colors_for(labels)
+    by_family = colors_for(sorted(set(family.values())))
+    return {lab: by_family[family[lab]] for lab in labels}
+
+
 def is_pow2_sweep(values):
     vs = sorted({v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)})
     return len(vs) >= 3 and all(v > 0 and (int(v) & (int(v) - 1)) == 0 for v in vs)
@@ -404,7 +424,7 @@ def metric_figure(rows, y, layout, metas):
         what = "Bytes read + written: " + ", ".join(sorted({k for _, k, _ in pts}, key=lambda k: list(KIND_STYLE).index(k) if k in KIND_STYLE else 99))
     fig, where = panel_grid(layout, used)
     series = sorted({layout.series_of(r) for r in used}, key=str)
-    colors = colors_for([str(s) for s in series])
+    colors = series_colors(series, used, layout)
     xs = [layout.x_of(r) for r in used]
     one_x = len(set(xs)) == 1
     lines = defaultdict(list)
