@@ -81,6 +81,11 @@ json build_metadata(const MetadataInputs& in) {
   m["flush_l2"] = in.flush_l2;
   // null: not measured (the cpu back end has no matmul ceiling).
   m["matmul_ceiling_tflops"] = in.matmul_ceiling_tflops > 0 ? json(in.matmul_ceiling_tflops) : json(nullptr);
+  if (!in.plan_hash.empty()) {
+    m["plan_hash"] = in.plan_hash;
+    m["plan_rows"] = in.plan_rows;
+    m["shard"] = in.shard.empty() ? json(nullptr) : json(in.shard);
+  }
   return m;
 }
 
