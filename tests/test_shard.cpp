@@ -1,6 +1,7 @@
 // --shard K/N: the flag's parser, the deal of a plan's points into shards (each
-// point once, whole, by estimated FLOPs) and the plan's hash (the CLI's refusals
-// are in the hostile corpus, tests/data/hostile/shard.cases).
+// point once, whole, by estimated FLOPs), the plan's hash, and merge_results'
+// joins and refusals on pieces made in memory (the CLI's are in the hostile
+// corpus, tests/data/hostile/shard.cases, and the Slurm recipe's test).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "registry/kernel.h"
 #include "sweep/config.h"
+#include "sweep/merge.h"
 #include "sweep/plan.h"
 #include "sweep/shard.h"
 #include "sweep/values.h"
@@ -150,6 +152,168 @@ TEST(PlanHash, SameRowsSameHash) {
   EXPECT_NE(h, plan_hash(cpu_plan("64,256")));
   EXPECT_NE(h, plan_hash(cpu_plan("128,64")));  // another order is another plan
   EXPECT_NE(h, plan_hash(cpu_plan("64,128", "true")));
+}
+
+// --- merge_results on pieces made in memory ---------------------------------------------
+
+// Settings of a 4-point sweep, the metadata a piece of it records, and its rows.
+SweepConfig four_points() {
+  ConfigSource src;
+  apply_override(src, "kernels", "cpu.fa2", "--kernels");
+  apply_override(src, "seqlen", "32,64", "--seqlen");
+  apply_override(src, "causal", "both", "--causal");
+  apply_override(src, "head_dim", "16", "--head-dim");
+  apply_override(src, "seed", "7", "--seed");
+  return resolve_config(src);
+}
+
+nlohmann::json piece_metadata(const std::string& shard) {
+  SweepConfig c = four_points();
+  c.json = "out/" + shard + ".json";
+  if (!shard.empty()) c.shard = parse_shard(shard, "--shard");
+  return {{"tool", "fa-bench"},
+          {"version", "0.1.0"},
+          {"git_commit", "abc"},
+          {"backend", "cpu"},
+          {"seed", 7},
+          {"device", {{"name", "AMD EPYC"}, {"details", "x"}}},
+          {"host_name", "node" + shard.substr(0, 1)},
+          {"config", c.to_json()},
+          {"run_status", "complete"},
+          {"start_time", "2026-11-30T10:00:0" + shard.substr(0, 1) + ".000Z"},
+          {"end_time", "2026-11-30T11:00:0" + shard.substr(0, 1) + ".000Z"},
+          {"matmul_ceiling_tflops", nullptr},
+          {"plan_hash", "0123456789abcdef"},
+          {"plan_rows", 4},
+          {"shard", shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(shard)}};
+}
+
+Result row_at(int point) {  // the points in plan order: causal outer, seqlen inner
+  const std::vector<AttnProblem> points = expand_points(four_points());
+  Result r;
+  r.problem = points.at(size_t(point));
+  r.kernel = "cpu.fa2.64x64";
+  r.seed = 7;
+  return r;
+}
+
+MergePiece piece(const std::string& shard, std::vector<int> points) {
+  MergePiece p;
+  p.path = shard.empty() ? "whole.json" : "shard-" + shard.substr(0, 1) + ".json";
+  p.metadata = piece_metadata(shard);
+  for (int i : points) p.rows.push_back(row_at(i));
+  return p;
+}
+
+TEST(Merge, ShardsJoinInPlanOrder) {
+  MergeOptions o;
+  o.complete = true;
+  o.command_line = "fa-bench merge a b";
+  const MergedResults m = merge_results({piece("2/2", {3, 0}), piece("1/2", {1, 2})}, o);
+  ASSERT_EQ(m.rows.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(m.rows[size_t(i)].key(), row_at(i).key());
+  EXPECT_EQ(m.run_status, "complete");
+  EXPECT_EQ(m.metadata["shard"], nullptr);
+  EXPECT_EQ(m.metadata["rows"], 4);
+  EXPECT_EQ(m.metadata["plan_hash"], "0123456789abcdef");
+  EXPECT_EQ(m.metadata["command_line"], "fa-bench merge a b");
+  EXPECT_FALSE(m.metadata["config"].contains("shard"));
+  EXPECT_FALSE(m.metadata["config"].contains("json"));
+  EXPECT_EQ(m.metadata["config"]["seed"], 7);
+  EXPECT_EQ(m.metadata["start_time"], "2026-11-30T10:00:01.000Z");
+  EXPECT_EQ(m.metadata["end_time"], "2026-11-30T11:00:02.000Z");
+  EXPECT_EQ(m.metadata["host_name"], "node2, node1");
+  EXPECT_EQ(m.metadata["device"]["name"], "AMD EPYC");
+  ASSERT_EQ(m.metadata["merged_from"].size(), 2u);
+  EXPECT_EQ(m.metadata["merged_from"][0]["file"], "shard-2.json");
+  EXPECT_EQ(m.metadata["merged_from"][0]["shard"], "2/2");
+  EXPECT_EQ(m.metadata["merged_from"][0]["rows"], 2);
+}
+
+TEST(Merge, PartialWithoutComplete) {
+  const MergedResults m = merge_results({piece("1/2", {1, 2})}, MergeOptions{});
+  EXPECT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.run_status, "partial: 2 of 4 rows");
+}
+
+TEST(Merge, CompleteRefusesAMissingRow) {
+  MergeOptions o;
+  o.complete = true;
+  const std::string msg = usage_message([&] { merge_results({piece("1/2", {1, 2})}, o); });
+  EXPECT_NE(msg.find("2 rows here, the plan has 4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no file of shard 2/2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2 points without a row"), std::string::npos) << msg;
+  MergePiece short_one = piece("2/2", {3});
+  short_one.metadata["run_status"] = "timeout";
+  const std::string msg2 = usage_message([&] { merge_results({piece("1/2", {1, 2}), short_one}, o); });
+  EXPECT_NE(msg2.find("'shard-2.json' ended \"timeout\""), std::string::npos) << msg2;
+}
+
+TEST(Merge, RefusesPiecesOfAnotherSweep) {
+  MergePiece other = piece("2/2", {0, 3});
+  other.metadata["plan_hash"] = "fedcba9876543210";
+  EXPECT_NE(usage_message([&] { merge_results({piece("1/2", {1, 2}), other}, {}); }).find("plan_hash"),
+            std::string::npos);
+  for (const char* key : {"seed", "version", "git_commit", "backend"}) {
+    MergePiece p = piece("2/2", {0, 3});
+    p.metadata[key] = key == std::string("seed") ? nlohmann::json(8) : nlohmann::json("other");
+    const std::string msg = usage_message([&] { merge_results({piece("1/2", {1, 2}), p}, {}); });
+    EXPECT_NE(msg.find("are not pieces of one sweep"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(key), std::string::npos) << msg;
+  }
+  MergePiece slower = piece("2/2", {0, 3});
+  slower.metadata["config"]["max_seconds"] = 9;
+  EXPECT_NE(usage_message([&] { merge_results({piece("1/2", {1, 2}), slower}, {}); }).find("max_seconds"),
+            std::string::npos);
+  // Where a piece wrote its files, and its time limit, may differ.
+  MergePiece elsewhere = piece("2/2", {0, 3});
+  elsewhere.metadata["config"]["csv"] = "else/where.csv";
+  elsewhere.metadata["config"]["timeout"] = 60;
+  EXPECT_EQ(merge_results({piece("1/2", {1, 2}), elsewhere}, {}).rows.size(), 4u);
+}
+
+TEST(Merge, DevicesMustAgreeUnlessAllowed) {
+  MergePiece h100 = piece("2/2", {0, 3});
+  h100.metadata["device"]["name"] = "NVIDIA H100";
+  const std::string msg = usage_message([&] { merge_results({piece("1/2", {1, 2}), h100}, {}); });
+  EXPECT_NE(msg.find("NVIDIA H100"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--allow-mixed-devices"), std::string::npos) << msg;
+  MergeOptions o;
+  o.allow_mixed_devices = true;
+  const MergedResults m = merge_results({piece("1/2", {1, 2}), h100}, o);
+  EXPECT_EQ(m.metadata["device"]["name"], "mixed: AMD EPYC, NVIDIA H100");
+  EXPECT_EQ(m.metadata["merged_from"][1]["device"]["name"], "NVIDIA H100");
+}
+
+TEST(Merge, RefusesARowTwice) {
+  const std::string msg = usage_message([&] { merge_results({piece("1/2", {1, 2}), piece("2/2", {0, 2})}, {}); });
+  EXPECT_NE(msg.find("is in 'shard-1.json' (results[1]) and in 'shard-2.json' (results[1])"), std::string::npos)
+      << msg;
+  MergePiece twice = piece("1/2", {1, 1});
+  EXPECT_NE(usage_message([&] { merge_results({twice}, {}); }).find("appears twice"), std::string::npos);
+}
+
+TEST(Merge, RefusesOtherSplitsAndRowsOutsideThePlan) {
+  EXPECT_NE(usage_message([&] { merge_results({piece("1/2", {1}), piece("3/3", {2})}, {}); }).find("split two ways"),
+            std::string::npos);
+  MergePiece stray = piece("1/2", {1});
+  stray.rows[0].problem.seqlen_q = stray.rows[0].problem.seqlen_k = 48;
+  EXPECT_NE(usage_message([&] { merge_results({stray}, {}); }).find("is not a point of the sweep"),
+            std::string::npos);
+  MergePiece unplanned = piece("", {0});
+  unplanned.metadata.erase("plan_hash");
+  EXPECT_NE(usage_message([&] { merge_results({unplanned}, {}); }).find("has no metadata.plan_hash"),
+            std::string::npos);
+  EXPECT_NE(usage_message([&] { merge_results({}, {}); }).find("no files"), std::string::npos);
+}
+
+TEST(Merge, AnUnshardedPieceJoinsItsShards) {
+  // A whole-plan file that stopped early, and a shard holding the rest.
+  MergePiece whole = piece("", {0, 1});
+  whole.metadata["run_status"] = "interrupted";
+  MergeOptions o;
+  o.complete = true;
+  EXPECT_EQ(merge_results({whole, piece("2/2", {2, 3})}, o).rows.size(), 4u);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ const fa::cli::SubcommandSetup kSubcommands[] = {
     fa::cli::setup_sweep,
     fa::cli::setup_list,
     fa::cli::setup_compare,
+    fa::cli::setup_merge,
 };
 
 }  // namespace
