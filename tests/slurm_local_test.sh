@@ -1,7 +1,8 @@
 #!/bin/sh
-# The Slurm recipe (scripts/slurm/) without Slurm: the commands its array tasks
-# run (sweep-shards.sh run K 4), as 4 local processes on the CPU back end at
-# once, then the command of its merge job (sweep-shards.sh merge 4). The merged
+# The Slurm recipe (scripts/slurm/) without Slurm: its array job's script
+# (sweep-array.sbatch 4 OUT ...) as 4 local processes on the CPU back end at
+# once, each with the task id Slurm would set, then its merge job's script
+# (merge.sbatch 4 OUT), both calling sweep-shards.sh as on a cluster. The merged
 # result must hold exactly the rows of the same sweep run unsharded, in the same
 # order, and pass `fa-bench compare --deterministic` against it both ways (a
 # row missing on either side fails the gate). A task run again continues its
@@ -24,7 +25,8 @@ sweep="--backend cpu --kernels cpu --pass fwd,bwd --seqlen 32,64,96 --causal bot
 pids=""
 for k in 1 2 3 4; do
   # shellcheck disable=SC2086 # the flags are words
-  sh "$src/scripts/slurm/sweep-shards.sh" run "$k" 4 "$out" $sweep >"$out/task-$k.log" 2>&1 &
+  SLURM_ARRAY_TASK_ID=$k SLURM_SUBMIT_DIR=$src sh "$src/scripts/slurm/sweep-array.sbatch" 4 "$out" $sweep \
+    >"$out/task-$k.log" 2>&1 &
   pids="$pids $!"
 done
 failed=0
@@ -48,14 +50,15 @@ with open(sys.argv[1], "w") as f:
     json.dump(doc, f)
 PY
 # shellcheck disable=SC2086
-sh "$src/scripts/slurm/sweep-shards.sh" run 4 4 "$out" $sweep >"$out/task-4-again.log" 2>&1
+SLURM_ARRAY_TASK_ID=4 SLURM_SUBMIT_DIR=$src sh "$src/scripts/slurm/sweep-array.sbatch" 4 "$out" $sweep \
+  >"$out/task-4-again.log" 2>&1
 grep -q "2 rows resumed from $out/shard-4-of-4.json" "$out/task-4-again.log" || {
   cat "$out/task-4-again.log"
   echo "the rerun task did not continue its file" >&2
   exit 1
 }
 
-sh "$src/scripts/slurm/sweep-shards.sh" merge 4 "$out"
+SLURM_SUBMIT_DIR=$src sh "$src/scripts/slurm/merge.sbatch" 4 "$out"
 # shellcheck disable=SC2086
 "$FA_BENCH" sweep $sweep --json "$out/unsharded.json" >/dev/null
 "$FA_BENCH" compare --deterministic "$out/unsharded.json" "$out/merged.json" >/dev/null
