@@ -83,6 +83,11 @@ json build_metadata(const MetadataInputs& in) {
   m["matmul_ceiling_tflops"] = in.matmul_ceiling_tflops > 0 ? json(in.matmul_ceiling_tflops) : json(nullptr);
   // The roofline's memory roof, measured beside the compute one; null where not measured.
   m["copy_bandwidth_gbps"] = in.copy_bandwidth_gbps > 0 ? json(in.copy_bandwidth_gbps) : json(nullptr);
+  if (!in.plan_hash.empty()) {
+    m["plan_hash"] = in.plan_hash;
+    m["plan_rows"] = in.plan_rows;
+    m["shard"] = in.shard.empty() ? json(nullptr) : json(in.shard);
+  }
   return m;
 }
 

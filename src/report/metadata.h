@@ -20,6 +20,11 @@ struct MetadataInputs {
   bool flush_l2 = false;
   double matmul_ceiling_tflops = 0;
   double copy_bandwidth_gbps = 0;  // 0: not measured (null in JSON)
+  // A sweep's plan (sweep/shard.h): its hash and rows, the whole plan's even in
+  // a shard, and the shard ("K/N", "" for the whole plan). "" hash: no plan (fa-check).
+  std::string plan_hash;
+  size_t plan_rows = 0;
+  std::string shard;
 };
 
 std::string utc_now_iso8601();

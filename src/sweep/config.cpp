@@ -25,7 +25,7 @@ const std::vector<std::string>& config_keys() {
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "exact_check", "warmup",    "min_samples", "max_samples",
       "max_seconds", "target_noise", "flush_l2",   "threads",      "cpu_mem_limit", "counters",
-      "timeout",     "inputs",     "save_outputs", "pass"};
+      "timeout",     "inputs",     "save_outputs", "pass",        "shard"};
   return keys;
 }
 
@@ -227,6 +227,7 @@ const std::vector<Setting>& settings() {
       {"counters", Shape::boolean, [](C& c, std::string_view t, W w) { c.counters = parse_boolean(t, w); }},
       {"timeout", Shape::real,
        [](C& c, std::string_view t, W w) { c.timeout = parse_real(t, w, 0, kMaxTimeout, true); }},
+      {"shard", Shape::word, [](C& c, std::string_view t, W w) { c.shard = parse_shard(t, w); }},
   };
   return table;
 }
@@ -421,6 +422,7 @@ nlohmann::json SweepConfig::to_json() const {
   if (cpu_mem_limit > 0) j["cpu_mem_limit"] = cpu_mem_limit;
   j["counters"] = counters;
   if (timeout > 0) j["timeout"] = timeout;
+  if (shard) j["shard"] = shard->str();
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include "check/user_inputs.h"
 #include "core/types.h"
 #include "measure/timing.h"
+#include "sweep/values.h"
 
 namespace fa {
 
@@ -77,6 +78,8 @@ struct SweepConfig {
   int64_t cpu_mem_limit = 0;             // bytes; 0 = half the machine's RAM
   bool counters = false;                 // cuda: read DRAM bytes from hardware counters
   std::string description;
+  // Run only this slice of the plan (sweep/shard.h); nullopt: the whole plan.
+  std::optional<Shard> shard;
   // The user's tensors (folder with q.npy, k.npy, v.npy): they fix batch,
   // seqlen, seqlen_k, heads, heads_kv and head_dim, and replace the generated
   // inputs (rounded to each point's dtype). "" = generated inputs.

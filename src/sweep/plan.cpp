@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.h"
+#include "core/result.h"
 #include "registry/cpu_kernels.h"
 
 namespace fa {
@@ -177,6 +178,14 @@ class Planner {
 };
 
 }  // namespace
+
+std::string row_key(const AttnProblem& p, const PlannedKernel& k) {
+  Result r;
+  r.problem = p;
+  r.kernel = k.name;
+  r.pass = k.pass;
+  return r.key();
+}
 
 size_t SweepPlan::rows() const {
   size_t n = 0;

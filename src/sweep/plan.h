@@ -28,6 +28,10 @@ struct PlannedKernel {
   const KernelVariant* partner = nullptr;
 };
 
+// The row's Result::key() (kernel, problem, pass): what --resume skips, compare
+// pairs, and plan_hash (sweep/shard.h) hashes.
+std::string row_key(const AttnProblem&, const PlannedKernel&);
+
 struct PlannedPoint {
   AttnProblem problem;
   std::vector<PlannedKernel> kernels;  // every pass's rows, in the config's pass order

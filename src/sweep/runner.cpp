@@ -46,14 +46,6 @@ Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
   return r;
 }
 
-std::string key_of(const AttnProblem& p, const PlannedKernel& k) {
-  Result r;
-  r.problem = p;
-  r.kernel = k.name;
-  r.pass = k.pass;
-  return r.key();
-}
-
 // Everything the rows of one point share, every pass: inputs (dO too when a
 // row runs a backward), the reference and tolerances, computed once.
 struct PointData {
@@ -249,7 +241,7 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
   for (const PlannedPoint& pp : plan.points) {
     std::vector<const PlannedKernel*> todo;
     for (const auto& k : pp.kernels) {
-      if (done.count(key_of(pp.problem, k))) {
+      if (done.count(row_key(pp.problem, k))) {
         ++out.skipped;
         ++finished;
       } else {

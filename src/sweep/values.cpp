@@ -81,4 +81,29 @@ std::string parse_nonempty(std::string_view text, std::string_view where, std::s
   return std::string(text);
 }
 
+std::string Shard::str() const { return fmt::format("{}/{}", index, count); }
+
+Shard parse_shard(std::string_view text, std::string_view where) {
+  const std::string expected =
+      fmt::format("expected K/N, the K-th of N slices, with 1 <= K <= N <= {}, e.g. 2/4", kMaxShards);
+  const std::string_view s = trim(text);
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos || s.find('/', slash + 1) != std::string_view::npos)
+    throw UsageError(fmt::format("{}: '{}' is not a shard; {}", where, text, expected));
+  int64_t part[2] = {0, 0};
+  const std::string_view texts[2] = {s.substr(0, slash), s.substr(slash + 1)};
+  for (int i = 0; i < 2; ++i) {
+    // Digits only: no sign, blank or exponent inside "K/N".
+    const std::string_view t = texts[i];
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), part[i]);
+    if (t.empty() || t.front() == '-' || t.front() == '+' || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
+        p != t.data() + t.size())
+      throw UsageError(fmt::format("{}: '{}' is not a shard; {}", where, text, expected));
+    if (ec == std::errc::result_out_of_range) part[i] = INT64_MAX;
+  }
+  if (part[1] < 1 || part[1] > kMaxShards || part[0] < 1 || part[0] > part[1])
+    throw UsageError(fmt::format("{}: '{}' is out of range; {}", where, text, expected));
+  return Shard{int(part[0]), int(part[1])};
+}
+
 }  // namespace fa

@@ -23,4 +23,15 @@ std::string parse_nonempty(std::string_view text, std::string_view where, std::s
 // "[lo, hi]" / "(lo, hi]" as the messages print a range.
 std::string range_text(double lo, double hi, bool lo_open = false);
 
+// One of `count` deterministic slices of a sweep's plan (--shard K/N): `index`
+// is K, 1-based. Written "K/N" in the flag, the config key and the metadata.
+struct Shard {
+  int index = 1, count = 1;
+  std::string str() const;
+};
+// A sweep split finer than its most points (config.h's kMaxPoints) has empty shards only.
+constexpr int kMaxShards = 65536;
+// "K/N" with 1 <= K <= N <= kMaxShards, each an integer in the flag syntax.
+Shard parse_shard(std::string_view text, std::string_view where);
+
 }  // namespace fa

@@ -18,6 +18,7 @@ const fa::cli::SubcommandSetup kSubcommands[] = {
     fa::cli::setup_list,
     fa::cli::setup_compare,
     fa::cli::setup_report,
+    fa::cli::setup_merge,
 };
 
 }  // namespace

@@ -18,5 +18,6 @@ Subcommand setup_sweep(CLI::App& parent);  // sweep_command.cpp
 Subcommand setup_list(CLI::App& parent);   // list_command.cpp
 Subcommand setup_compare(CLI::App& parent);  // compare_command.cpp
 Subcommand setup_report(CLI::App& parent);   // report_command.cpp
+Subcommand setup_merge(CLI::App& parent);    // merge_command.cpp
 
 }  // namespace fa::cli

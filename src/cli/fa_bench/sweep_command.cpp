@@ -29,6 +29,7 @@
 #include "sweep/plan.h"
 #include "sweep/resume.h"
 #include "sweep/runner.h"
+#include "sweep/shard.h"
 #include "sweep/values.h"
 
 namespace fa::cli {
@@ -115,6 +116,20 @@ int run_sweep_command(SweepOptions& o) {
   // 2. Back end and plan: unknown kernels, unsupported head dims -> exit 2 here.
   std::unique_ptr<Executor> ex = pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
   SweepPlan plan = plan_sweep(cfg, ex->backend(), Registry::instance());
+  const std::string whole_plan_hash = plan_hash(plan);
+  const size_t whole_plan_rows = plan.rows();
+  if (cfg.shard) {
+    // Shards are merged into one result only if they ran on the same inputs.
+    if (!cfg.seed)
+      throw UsageError(fmt::format("{} '{}' without --seed: each shard would draw inputs of its own; expected "
+                                   "--seed N, the same for every shard (e.g. --seed 1234)",
+                                   cfg.origin.at("shard"), cfg.shard->str()));
+    const size_t points = plan.points.size();
+    keep_shard(plan, *cfg.shard);
+    if (plan.points.empty())
+      print_note(kProg, fmt::format("shard {} holds no point: the plan has {} points for {} shards",
+                                    cfg.shard->str(), points, cfg.shard->count));
+  }
   const uint64_t seed = cfg.seed ? *cfg.seed : fresh_seed();
   cfg.seed = seed;
   if (o.resume && !o.resume_allow_changes) {
@@ -127,7 +142,10 @@ int run_sweep_command(SweepOptions& o) {
                                    "anyway)",
                                    *o.resume, fmt::join(diffs, "; ")));
   }
-  print_note(kProg, fmt::format("seed: {} ({} points, {} rows{})", seed, plan.points.size(), plan.rows(),
+  print_note(kProg, fmt::format("seed: {} ({} points, {} rows{}{})", seed, plan.points.size(), plan.rows(),
+                                cfg.shard ? fmt::format(": shard {} of a plan of {} rows", cfg.shard->str(),
+                                                        whole_plan_rows)
+                                          : "",
                                 resumed.empty() ? "" : fmt::format(", {} rows resumed from {}", resumed.size(), *o.resume)));
 
   // 3. Outputs exist from here on, each always a complete document.
@@ -144,6 +162,9 @@ int run_sweep_command(SweepOptions& o) {
   mi.flush_l2 = ex->backend() == Backend::cuda && cfg.timing.flush_l2;
   mi.matmul_ceiling_tflops = ex->matmul_ceiling_tflops();
   mi.copy_bandwidth_gbps = ex->copy_bandwidth_gbps();
+  mi.plan_hash = whole_plan_hash;
+  mi.plan_rows = whole_plan_rows;
+  mi.shard = cfg.shard ? cfg.shard->str() : "";
   std::set<std::string> done;
   for (const auto& r : resumed) done.insert(r.key());
   nlohmann::json meta = build_metadata(mi);

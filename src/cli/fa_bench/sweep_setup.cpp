@@ -66,6 +66,9 @@ const std::vector<SweepFlag>& sweep_value_flags() {
        "(with a backward row: dO, dQ, dK, dV and the reference gradients too), estimated before anything is "
        "allocated; a point over it gives 'oom' rows (default: half the RAM). "
        "Example: --cpu-mem-limit 4G", "BYTES"},
+      {"--shard", "shard",
+       "Run the K-th of N slices of the sweep's plan (whole points, balanced by estimated FLOPs; needs "
+       "--seed, the same for every shard); fa-bench merge joins the shards' files. Example: --shard 2/4", "K/N"},
       {"--timeout", "timeout",
        "Wall-clock limit of the whole sweep, in seconds: when it passes, the row in progress is abandoned, "
        "the files keep every finished row with run_status 'timeout', and the exit code is 124. "
