@@ -496,7 +496,7 @@ def roofline_figure(rows, layout, metas):
         return None, "no timed row has modelled or measured bytes"
     used = [p[0] for p in pts]
     fig, where = panel_grid(layout, used)
-    colors = colors_for({str(layout.series_of(r)) for r in used})
+    colors = series_colors(sorted({layout.series_of(r) for r in used}, key=str), used, layout)
     markers = {"HBM (model)": "o", "DRAM (measured)": "x", "CPU byte count": "+"}
     groups = defaultdict(list)
     for r, kind, ai, t in pts:
@@ -529,6 +529,10 @@ def roofline_figure(rows, layout, metas):
     finish_panels(where, layout, ais, "TFLOP/s (10¹² FLOP/s)", None)
     title(fig, "Roofline: TFLOP/s against arithmetic intensity (o: modelled HBM bytes, x: DRAM counters, "
           "+: CPU byte count)", used, layout, metas)
+    if mm and bw and any(kind == "HBM (model)" and t > min(mm, bw * ai / 1e3) for _, kind, ai, t in pts):
+        # Not a measurement error: the model counts every re-read of K and V, which L2 serves.
+        notes.append("o above the roof: the cache-free model counts K/V re-reads that L2 serves, so "
+                     "the intensity it gives is a lower bound (DRAM counters, --counters, give the real one)")
     if notes:  # in the title, where no panel's labels can cover it
         fig._suptitle.set_text(fig._suptitle.get_text() + "\n" + "\n".join(notes))
     return fig, None
