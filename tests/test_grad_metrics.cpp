@@ -82,8 +82,8 @@ TEST(GradMetrics, CompareByHand) {
 TEST(GradMetrics, ToleranceIsTwiceTheStandardPlusTheFloor) {
   const BackwardCase c = backward_case(shape(1, 4, 2, 150, 120, 32, true, DType::bf16), 3);
   GradErrors g;
-  set_grad_tolerances(g, c.p, c.in, c.forward.o, c.ref, 2);
-  const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2);
+  set_grad_tolerances(g, c.p, c.in, c.ref, 2);
+  const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2);
   auto max_abs = [](const std::vector<double>& r) {
     double m = 0;
     for (double x : r) m = std::max(m, std::abs(x));
@@ -119,7 +119,7 @@ TEST(StandardBackward, ErrorFollowsTheDtype) {
   double prev[3] = {0, 0, 0};
   for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
     const BackwardCase c = backward_case(shape(2, 2, 1, 97, 130, 32, true, dt), 8);
-    const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2);
+    const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2);
     const double e[3] = {rel_max_error(s.dq, c.ref.dq), rel_max_error(s.dk, c.ref.dk),
                          rel_max_error(s.dv, c.ref.dv)};
     for (int t = 0; t < 3; ++t) {
@@ -131,29 +131,25 @@ TEST(StandardBackward, ErrorFollowsTheDtype) {
   }
 }
 
-// The softmax statistics do not depend on O: computed once and passed in, they
-// give the very numbers a call that computes them gives, for any O.
-TEST(StandardBackward, StatisticsComputedOnceServeEveryO) {
+// The softmax statistics computed once and passed in give the very numbers a
+// call that computes them gives.
+TEST(StandardBackward, StatisticsComputedOnceServeEveryCall) {
   const BackwardCase c = backward_case(shape(2, 4, 2, 130, 90, 16, true, DType::bf16), 5, Distribution::normal,
                                        {0, 1, 63, 64, 100, 129}, {0, 7, 89});
   const StandardStats st = standard_softmax_stats(c.p, c.in, 2);
-  std::vector<float> other_o = c.forward.o;
-  for (float& x : other_o) x *= 0.75f;
-  for (const std::vector<float>* o : {&c.forward.o, static_cast<const std::vector<float>*>(&other_o)}) {
-    const SampledGrads a = standard_backward_in_precision(c.p, c.in, *o, c.ref.rows, c.ref.cols, 2);
-    const SampledGrads b = standard_backward_in_precision(c.p, c.in, *o, c.ref.rows, c.ref.cols, 2, &st);
-    EXPECT_EQ(a.dq, b.dq);
-    EXPECT_EQ(a.dk, b.dk);
-    EXPECT_EQ(a.dv, b.dv);
-  }
+  const SampledGrads a = standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2);
+  const SampledGrads b = standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2, &st);
+  EXPECT_EQ(a.dq, b.dq);
+  EXPECT_EQ(a.dk, b.dk);
+  EXPECT_EQ(a.dv, b.dv);
   // They are used: another problem's statistics give other gradients, wrong sizes throw.
   const BackwardCase d = backward_case(c.p, 6);
   const StandardStats wrong = standard_softmax_stats(d.p, d.in, 2);
-  EXPECT_NE(standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &wrong).dv,
-            standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &st).dv);
+  EXPECT_NE(standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2, &wrong).dv,
+            standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2, &st).dv);
   StandardStats short_stats = st;
   short_stats.m.pop_back();
-  EXPECT_THROW(standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2, &short_stats),
+  EXPECT_THROW(standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2, &short_stats),
                KernelError);
 }
 
@@ -164,10 +160,10 @@ TEST(GradTolerance, StandardPassesAndSlightlyWrongGradientsFail) {
     const BackwardCase c = backward_case(shape(1, 4, 2, 120, 150, 32, true, dt), 12);
     auto judge = [&](const HostGrads& x) {
       GradErrors g = compare_grads(c.p, x, c.ref);
-      set_grad_tolerances(g, c.p, c.in, c.forward.o, c.ref, 2);
+      set_grad_tolerances(g, c.p, c.in, c.ref, 2);
       return g;
     };
-    const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.forward.o, c.ref.rows, c.ref.cols, 2);
+    const SampledGrads s = standard_backward_in_precision(c.p, c.in, c.ref.rows, c.ref.cols, 2);
     const GradErrors std_errors = judge(test::as_host_grads(s));
     EXPECT_TRUE(std_errors.passes()) << to_string(dt);
     EXPECT_GT(std_errors.dq.max_abs, 0.0);
@@ -202,7 +198,7 @@ TEST(GradTolerance, ScaleErrorsThatFail) {
     HostGrads g = test::as_host_grads(c.ref);
     for (float& x : g.dk) x = float(x * k.factor);
     GradErrors e = compare_grads(c.p, g, c.ref);
-    set_grad_tolerances(e, c.p, c.in, c.forward.o, c.ref, 2);
+    set_grad_tolerances(e, c.p, c.in, c.ref, 2);
     EXPECT_TRUE(e.dq.passes() && e.dv.passes()) << to_string(k.dtype);
     EXPECT_EQ(e.dk.passes(), !k.fails) << to_string(k.dtype) << " dK x " << k.factor << ": "
                                        << e.dk.max_abs << " vs tolerance " << e.dk.tolerance;
@@ -219,7 +215,7 @@ TEST(GradTolerance, SampledRowsAndColumns) {
     exact = test::as_host_grads(full.ref);
   }
   GradErrors g = compare_grads(p, exact, c.ref);
-  set_grad_tolerances(g, p, c.in, c.forward.o, c.ref, 2);
+  set_grad_tolerances(g, p, c.in, c.ref, 2);
   EXPECT_EQ(g.rows_checked, 5);
   EXPECT_EQ(g.cols_checked, 3);
   EXPECT_TRUE(g.sampled);

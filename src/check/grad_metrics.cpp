@@ -68,10 +68,9 @@ double grad_floor_factor(DType d) {
   return 0;
 }
 
-void set_grad_tolerances(GradErrors& g, const AttnProblem& p, const HostInputs& in,
-                         const std::vector<float>& o, const SampledGrads& ref, int threads,
-                         const StandardStats* stats) {
-  const SampledGrads std_grads = standard_backward_in_precision(p, in, o, ref.rows, ref.cols, threads, stats);
+void set_grad_tolerances(GradErrors& g, const AttnProblem& p, const HostInputs& in, const SampledGrads& ref,
+                         int threads, const StandardStats* stats) {
+  const SampledGrads std_grads = standard_backward_in_precision(p, in, ref.rows, ref.cols, threads, stats);
   const double factor = grad_floor_factor(p.dtype);
   const int64_t nr = int64_t(ref.rows.size()), nc = int64_t(ref.cols.size());
   const Compared s[3] = {

@@ -21,10 +21,9 @@ GradErrors compare_grads(const AttnProblem&, const HostGrads&, const SampledGrad
 //                 + grad_floor_factor(fp32) * max(max|ref_dQ|, max|ref_dK|, max|ref_dV|),
 // E_X the max abs error of standard_backward_in_precision (check/standard_bwd.h)
 // on the same rows and columns; `stats`, when given, are its statistics of this
-// problem and inputs. (The standard forms D from its stored P and dP, so `o` only
-// has its size checked: the rule does not depend on which forward produced O.)
-void set_grad_tolerances(GradErrors&, const AttnProblem&, const HostInputs&,
-                         const std::vector<float>& o, const SampledGrads& ref, int threads = 0,
+// problem and inputs. (The standard forms D from its stored P and dP: the rule does
+// not depend on which forward produced the O a kernel is given, and takes none.)
+void set_grad_tolerances(GradErrors&, const AttnProblem&, const HostInputs&, const SampledGrads& ref, int threads = 0,
                          const StandardStats* stats = nullptr);
 // One ulp of the dtype at the largest checked value (2^-7 bf16, 2^-10 fp16);
 // fp32: 2^-17, float32 rounding's random walk over 16384 terms (sqrt(n) * 2^-24).

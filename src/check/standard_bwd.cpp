@@ -209,17 +209,14 @@ StandardStats standard_softmax_stats(const AttnProblem& p, const HostInputs& in,
 }
 
 SampledGrads standard_backward_in_precision(const AttnProblem& p, const HostInputs& in,
-                                            const std::vector<float>& o,
                                             const std::vector<int64_t>& rows,
                                             const std::vector<int64_t>& cols, int threads,
                                             const StandardStats* stats) {
   const size_t q_elems = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
   const size_t kv_elems = size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
-  if (in.q.size() != q_elems || in.dout.size() != q_elems || o.size() != q_elems ||
-      in.k.size() != kv_elems || in.v.size() != kv_elems)
-    throw KernelError(fmt::format(
-        "standard_backward_in_precision: sizes q={} dout={} o={} k={} v={} do not match {}",
-        in.q.size(), in.dout.size(), o.size(), in.k.size(), in.v.size(), p.describe()));
+  if (in.q.size() != q_elems || in.dout.size() != q_elems || in.k.size() != kv_elems || in.v.size() != kv_elems)
+    throw KernelError(fmt::format("standard_backward_in_precision: sizes q={} dout={} k={} v={} do not match {}",
+                                  in.q.size(), in.dout.size(), in.k.size(), in.v.size(), p.describe()));
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k;
   const int d = p.head_dim;
   StandardStats own;

@@ -37,11 +37,10 @@ StandardStats standard_softmax_stats(const AttnProblem&, const HostInputs&, int 
 
 // dQ on `rows`, dK and dV on `cols` (sorted, unique, in range: a reference's
 // sets), as doubles in SampledGrads' layout. Needs in.q, k, v, dout and the
-// statistics (computed here when null); `o`, the forward output the kernel under
-// test is given, has only its size checked (D comes from P and dP).
+// statistics (computed here when null); no O: D comes from the stored P and dP,
+// so the result does not depend on which forward produced the O a kernel is given.
 // Beyond them it costs rows * seqlen_k * d + cols * seqlen_q * d per head.
 SampledGrads standard_backward_in_precision(const AttnProblem&, const HostInputs&,
-                                            const std::vector<float>& o,
                                             const std::vector<int64_t>& rows,
                                             const std::vector<int64_t>& cols, int threads = 0,
                                             const StandardStats* stats = nullptr);

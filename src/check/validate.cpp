@@ -82,7 +82,7 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
   run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
   GradErrors g = compare_grads(p, ex.fetch_grads(), *check.grads);
-  bwd.tolerances->set(g, p, *bwd.inputs, given.o, *check.grads, bwd.threads);
+  bwd.tolerances->set(g, p, *bwd.inputs, *check.grads, bwd.threads);
   val.grad_errors = g;
   val.errors.sampled = g.sampled;
   const HostOutputs after = ex.fetch_outputs();
@@ -115,11 +115,11 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
   return c;
 }
 
-void GradTolerances::set(GradErrors& g, const AttnProblem& p, const HostInputs& in, const std::vector<float>& o,
-                         const SampledGrads& ref, int threads) {
+void GradTolerances::set(GradErrors& g, const AttnProblem& p, const HostInputs& in, const SampledGrads& ref,
+                         int threads) {
   if (!computed_) {
     computed_.emplace();
-    set_grad_tolerances(*computed_, p, in, o, ref, threads);
+    set_grad_tolerances(*computed_, p, in, ref, threads);
   }
   g.dq.tolerance = computed_->dq.tolerance;
   g.dk.tolerance = computed_->dk.tolerance;

@@ -46,8 +46,7 @@ PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_
 // so they do not depend on which forward partner produced O (docs/MEASUREMENT.md).
 class GradTolerances {
  public:
-  void set(GradErrors&, const AttnProblem&, const HostInputs&, const std::vector<float>& o,
-           const SampledGrads& ref, int threads);
+  void set(GradErrors&, const AttnProblem&, const HostInputs&, const SampledGrads& ref, int threads);
 
  private:
   std::optional<GradErrors> computed_;

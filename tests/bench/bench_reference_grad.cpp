@@ -47,13 +47,12 @@ void BM_GradientCheckSampled(benchmark::State& state) {
   const std::vector<int64_t> cols = fa::sample_cols(p, 2048, 128, 2);
   for (auto _ : state) {
     const Clocks ref_clocks;
-    fa::HostOutputs fwd;
+    fa::HostOutputs fwd;  // the forward as a by-product, as the measurements in docs/MEASUREMENT.md took it
     const fa::SampledGrads ref = fa::reference_backward(p, in, rows, cols, threads, &fwd);
     ref_clocks.report(state, "reference");
-    fa::round_to_dtype(fwd.o, p.dtype);
     const Clocks tol_clocks;
     fa::GradErrors e;
-    fa::set_grad_tolerances(e, p, in, fwd.o, ref, threads);
+    fa::set_grad_tolerances(e, p, in, ref, threads);
     tol_clocks.report(state, "tolerance");
     benchmark::DoNotOptimize(e.dq.tolerance);
   }
