@@ -63,14 +63,23 @@ KernelVariant faulty_variant(const std::string& entry, const Registry& reg) {
                                entry, gpu.empty() ? std::string(kPlantedGpuWhere) : gpu_where));
 }
 
-// The faulty entries of a --kernels selection.
-std::vector<std::string> faulty_entries(const std::string& selection) {
-  std::vector<std::string> out;
+// A --kernels selection split into the entries the registry resolves (joined
+// again by commas; empty entries dropped) and the faulty ones ("<base>+<fault>").
+struct SplitSelection {
+  std::string plain;
+  std::vector<std::string> faulty;
+};
+
+SplitSelection split_selection(const std::string& selection) {
+  SplitSelection out;
   size_t start = 0;
   while (start <= selection.size()) {
     const size_t comma = std::min(selection.find(',', start), selection.size());
     const std::string entry = selection.substr(start, comma - start);
-    if (entry.find('+') != std::string::npos) out.push_back(entry);
+    if (entry.find('+') != std::string::npos)
+      out.faulty.push_back(entry);
+    else if (!entry.empty())
+      out.plain += (out.plain.empty() ? "" : ",") + entry;
     start = comma + 1;
   }
   return out;
@@ -86,24 +95,17 @@ std::string quote(const std::string& s) {
 }  // namespace
 
 void check_faulty_entries(const std::string& selection, const Registry& reg) {
-  for (const std::string& entry : faulty_entries(selection)) faulty_variant(entry, reg);
+  for (const std::string& entry : split_selection(selection).faulty) faulty_variant(entry, reg);
 }
 
 KernelSet resolve_kernels(const std::string& selection, Backend backend, const Registry& reg) {
   KernelSet set;
-  std::string plain;  // the entries the registry resolves
-  size_t start = 0;
-  while (start <= selection.size()) {
-    const size_t comma = std::min(selection.find(',', start), selection.size());
-    const std::string entry = selection.substr(start, comma - start);
-    if (entry.find('+') == std::string::npos && !entry.empty()) plain += (plain.empty() ? "" : ",") + entry;
-    start = comma + 1;
-  }
-  if (selection.empty()) plain = std::string(to_string(backend));
-  if (!plain.empty())
-    for (const KernelVariant* v : reg.select(plain))
+  SplitSelection split = split_selection(selection);
+  if (selection.empty()) split.plain = std::string(to_string(backend));
+  if (!split.plain.empty())
+    for (const KernelVariant* v : reg.select(split.plain))
       if (v->backend == backend) set.kernels.push_back(v);
-  for (const std::string& entry : faulty_entries(selection)) {
+  for (const std::string& entry : split.faulty) {
     KernelVariant v = faulty_variant(entry, reg);
     if (v.backend != backend)
       throw UsageError(fmt::format("--kernels '{}': this faulty variant runs on the {} back end (--backend {})",
