@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common/exit_codes.h"
+#include "cli/common/source_tree.h"
 #include "cli/fa_bench/subcommand.h"
 #include "compare/compare.h"
 #include "core/errors.h"
@@ -86,16 +87,7 @@ std::string find_python(const ReportOptions& o) {
 // --plot-script, else scripts/plot.py in the working directory, else beside the
 // build folder the binary is in (as fa-check finds configs/check.json).
 std::string find_plot_script(const ReportOptions& o) {
-  if (!o.plot_script.empty()) return o.plot_script;
-  const fs::path here = "scripts/plot.py";
-  if (fs::exists(here)) return here.string();
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path beside = exe.parent_path().parent_path() / "scripts" / "plot.py";
-    if (fs::exists(beside)) return beside.string();
-  }
-  return "";
+  return o.plot_script.empty() ? cli::find_source_tree_file("scripts/plot.py") : o.plot_script;
 }
 
 std::string read_text(const fs::path& p) {

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <climits>
-#include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/common/source_tree.h"
 #include "core/errors.h"
 #include "report/input_file.h"
 #include "report/json_limits.h"
@@ -139,17 +139,8 @@ std::vector<CheckCase> load_suite(const std::string& path) {
 }
 
 std::string default_suite_path() {
-  namespace fs = std::filesystem;
-  const fs::path here = "configs/check.json";
-  if (fs::exists(here)) return here.string();
-  // Builds live in a folder of the source tree (build/, build-*/).
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path beside = exe.parent_path().parent_path() / "configs" / "check.json";
-    if (fs::exists(beside)) return beside.string();
-  }
-  return here.string();  // the open fails with a message naming it
+  const std::string found = cli::find_source_tree_file("configs/check.json");
+  return found.empty() ? "configs/check.json" : found;  // the open fails with a message naming it
 }
 
 }  // namespace fa::check
