@@ -278,7 +278,7 @@ struct Fa3Bwd {
       if constexpr (Cfg::kSplitHd)
         grads_shared(a, sm, t, part, fc, s, m, ring.count, st, dp, dk, dv);
       else
-        grads_in_registers(sm, part, fc, s, ring.count % Cfg::kDsStages, st, dp, dk, dv);
+        grads_in_registers(a, sm, t, part, fc, s, m, ring.count, ring.count % Cfg::kDsStages, st, dp, dk, dv);
     }
     store_dkdv(a, sm, t, part, fc, dk, dv);
   }
@@ -286,8 +286,10 @@ struct Fa3Bwd {
   // The rest of a Q block where a consumer holds dK and dV for all of head_dim:
   // P^T and dS^T are A fragments already; dS^T also goes to shared memory for dQ,
   // whose task leaves through the dQ warp.
-  static __device__ __forceinline__ void grads_in_registers(const BwdSmem<Cfg>& sm, const Part& part,
-                                                            const FragCoord& fc, int s, int ds_stage,
+  static __device__ __forceinline__ void grads_in_registers(const BwdArgs& a, const BwdSmem<Cfg>& sm,
+                                                            const BwdTile& t, const Part& part,
+                                                            const FragCoord& fc, int s, int m, int count,
+                                                            int ds_stage,
                                                             const float (&st)[SC / 2], const float (&dp)[SC / 2],
                                                             float (&dk)[DKV / 2], float (&dv)[DKV / 2]) {
     const int lane = threadIdx.x % 32;
@@ -309,10 +311,14 @@ struct Fa3Bwd {
     issue_ay(dk, dsa, sm.q(s));  // dK += dS^T Q
     sm90::wgmma_wait<1>();       // dQ done; dK runs under the store below
     sm90::fence_regs(dq);
-    sm90::named_barrier_sync(Cfg::kDqEmptyBar + task, Cfg::kDqBarThreads);
-    store_dq_task(sm.dq(task), dq, threadIdx.x % 128);
-    sm90::fence_proxy_async_smem();
-    sm90::named_barrier_arrive(Cfg::kDqFullBar + task, Cfg::kDqBarThreads);
+    {
+      const int head = t.kv_head * t.group + count / (a.num_m_blocks - t.m_begin);
+      float* dst = a.dq_accum + row_block(a, t, head, m) * (BM * HD) + task * Cfg::kDqTaskFloats;
+      const int tid = threadIdx.x % 128;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        sm90::red_add_v4(dst + (k * 128 + tid) * 4, make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]));
+    }
     sm90::wgmma_wait<0>();  // dK done: Q and dS^T are free
     sm90::fence_regs(dk);
     sm90::fence_regs(dsa);

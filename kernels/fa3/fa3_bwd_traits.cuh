@@ -52,7 +52,7 @@ struct Fa3BwdTraits {
   // Tasks go to global memory from shared memory through the dQ warp's bulk
   // reduce-adds; at head_dim 256 the slots do not fit beside two Q and dO stages,
   // and the consumers add their tasks with red.global.add.v4.f32 from registers.
-  static constexpr bool kDqViaSmem = !kSplitHd;
+  static constexpr bool kDqViaSmem = false;  // A/B: red.global from registers at every head dim
   static_assert(!kDqViaSmem || kDqTasksPerWG == 1, "a consumer keeping dK, dV whole has room for one dQ task");
 
   // Tiles in shared memory are panels of [rows][64] elements (128-byte rows,
