@@ -151,16 +151,15 @@ struct Fa3BwdKernel {
       a.causal = p.causal ? 1 : 0;
       a.deterministic = p.deterministic ? 1 : 0;
       // Causal tiles go longest first within groups of (batch, kv head) pairs
-      // whose Q, dO and float32 dQ accumulator fill half the L2 (fa3_bwd_args.cuh,
-      // bwd_tile_at): every tile of a group streams all three, at staggered Q blocks.
+      // whose Q and dO fill half the L2 (fa3_bwd_args.cuh, bwd_tile_at).
       const int64_t pairs = int64_t(p.batch) * p.heads_kv;
       int64_t group = 1;
       if (p.causal) {
         int dev = 0, l2_bytes = 0;
         if ((err = cudaGetDevice(&dev)) != cudaSuccess) return int(err);
         if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return int(err);
-        const int64_t pair_bytes = int64_t(p.kv_group()) * p.seqlen_q * HeadDim * (2 + 2 + 4);
-        group = (int64_t(l2_bytes) / 2) / (pair_bytes > 0 ? pair_bytes : 1);
+        const int64_t qdo_bytes = int64_t(p.kv_group()) * p.seqlen_q * HeadDim * 2 * 2;
+        group = (int64_t(l2_bytes) / 2) / (qdo_bytes > 0 ? qdo_bytes : 1);
       }
       a.group_bh = int(group < 1 ? 1 : group > pairs ? pairs : group);
       const int64_t tiles = pairs * a.num_n_blocks;

@@ -106,29 +106,6 @@ struct Fa3Bwd {
     }
   }
 
-  // A/B without warp specialization: the first consumer thread issues the
-  // loads of flat Q block j itself (stage j % Stages), once both consumers freed it.
-  static __device__ __forceinline__ void load_block(const BwdArgs& a, const BwdSmem<Cfg>& sm, const BwdTile& t,
-                                                    int j) {
-    const int per_head = a.num_m_blocks - t.m_begin;
-    const int head = t.kv_head * t.group + j / per_head;
-    const int m = t.m_begin + j % per_head;
-    const int s = j % Cfg::kStages;
-    const uint32_t parity = ((j / Cfg::kStages) & 1) ^ 1;
-    const int64_t stats = row_block(a, t, head, m) * BM;
-    sm.q_empty(s).wait(parity);
-    sm.q_full(s).arrive_expect_tx(Cfg::kQBytes + Cfg::kRowStatBytes);
-    for (int p = 0; p < Cfg::kPanels; ++p)
-      sm90::tma_load_4d(sm.q(s) + p * Cfg::kQPanelBytes, &a.tma_q, &sm.q_full(s).word, p * 64, m * BM, head, t.batch);
-    sm90::bulk_load(sm.lse2(s), a.lse_log2 + stats, Cfg::kRowStatBytes, &sm.q_full(s).word);
-    sm.do_empty(s).wait(parity);
-    sm.do_full(s).arrive_expect_tx(Cfg::kQBytes + Cfg::kRowStatBytes);
-    for (int p = 0; p < Cfg::kPanels; ++p)
-      sm90::tma_load_4d(sm.dout(s) + p * Cfg::kQPanelBytes, &a.tma_do, &sm.do_full(s).word, p * 64, m * BM, head,
-                        t.batch);
-    sm90::bulk_load(sm.dpsum(s), a.dpsum + stats, Cfg::kRowStatBytes, &sm.do_full(s).word);
-  }
-
   // dQ warp: per Q block, adds each consumer's dQ task from shared memory to the
   // float32 accumulator with one bulk reduce-add, then hands the slot back. In
   // the deterministic mode it first waits until the tiles of the lower K/V blocks
@@ -267,18 +244,6 @@ struct Fa3Bwd {
     const bool causal = a.causal != 0 && Cfg::kFault != Fa3BwdFault::causal_unmasked_recompute;
     const KeyRange keys{a.seqlen_q, a.seqlen_k, causal};
     BwdMask mask(keys, t.n_block * BN + part.key_row0() + fc.row(0));
-    const int iters0 = t.group * (a.num_m_blocks - t.m_begin);
-    if (threadIdx.x == 0) {
-      sm.kv_full().arrive_expect_tx(2 * Cfg::kKVBytes);
-      for (int p = 0; p < Cfg::kPanels; ++p) {
-        sm90::tma_load_4d(sm.k() + p * Cfg::kKVPanelBytes, &a.tma_k, &sm.kv_full().word, p * 64, t.n_block * BN,
-                          t.kv_head, t.batch);
-        sm90::tma_load_4d(sm.v() + p * Cfg::kKVPanelBytes, &a.tma_v, &sm.kv_full().word, p * 64, t.n_block * BN,
-                          t.kv_head, t.batch);
-      }
-      for (int j = 0; j < Cfg::kStages && j < iters0; ++j) load_block(a, sm, t, j);
-    }
-    __syncwarp();
     sm.kv_full().wait(0);
 
     // One flat loop over the kv group's Q blocks (the query head is only needed
@@ -288,9 +253,6 @@ struct Fa3Bwd {
     for (int m = t.m_begin; int(ring.count) < iters;
          ++ring.count, m = m + 1 < a.num_m_blocks ? m + 1 : t.m_begin) {
       const int s = ring.stage();
-      if (threadIdx.x == 0 && ring.count >= 1 && int(ring.count) + Cfg::kStages - 1 < iters)
-        load_block(a, sm, t, int(ring.count) + Cfg::kStages - 1);
-      __syncwarp();
       if constexpr (Cfg::kFault == Fa3BwdFault::gqa_not_summed)  // planted: dK, dV restart at each query head
         if (m == t.m_begin) {
 #pragma unroll
@@ -316,7 +278,7 @@ struct Fa3Bwd {
       if constexpr (Cfg::kSplitHd)
         grads_shared(a, sm, t, part, fc, s, m, ring.count, st, dp, dk, dv);
       else
-        grads_in_registers(a, sm, t, part, fc, s, m, ring.count, ring.count % Cfg::kDsStages, st, dp, dk, dv);
+        grads_in_registers(sm, part, fc, s, ring.count % Cfg::kDsStages, st, dp, dk, dv);
     }
     store_dkdv(a, sm, t, part, fc, dk, dv);
   }
@@ -324,10 +286,8 @@ struct Fa3Bwd {
   // The rest of a Q block where a consumer holds dK and dV for all of head_dim:
   // P^T and dS^T are A fragments already; dS^T also goes to shared memory for dQ,
   // whose task leaves through the dQ warp.
-  static __device__ __forceinline__ void grads_in_registers(const BwdArgs& a, const BwdSmem<Cfg>& sm,
-                                                            const BwdTile& t, const Part& part,
-                                                            const FragCoord& fc, int s, int m, int count,
-                                                            int ds_stage,
+  static __device__ __forceinline__ void grads_in_registers(const BwdSmem<Cfg>& sm, const Part& part,
+                                                            const FragCoord& fc, int s, int ds_stage,
                                                             const float (&st)[SC / 2], const float (&dp)[SC / 2],
                                                             float (&dk)[DKV / 2], float (&dv)[DKV / 2]) {
     const int lane = threadIdx.x % 32;
@@ -349,14 +309,10 @@ struct Fa3Bwd {
     issue_ay(dk, dsa, sm.q(s));  // dK += dS^T Q
     sm90::wgmma_wait<1>();       // dQ done; dK runs under the store below
     sm90::fence_regs(dq);
-    {
-      const int head = t.kv_head * t.group + count / (a.num_m_blocks - t.m_begin);
-      float* dst = a.dq_accum + row_block(a, t, head, m) * (BM * HD) + task * Cfg::kDqTaskFloats;
-      const int tid = threadIdx.x % 128;
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        sm90::red_add_v4(dst + (k * 128 + tid) * 4, make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]));
-    }
+    sm90::named_barrier_sync(Cfg::kDqEmptyBar + task, Cfg::kDqBarThreads);
+    store_dq_task(sm.dq(task), dq, threadIdx.x % 128);
+    sm90::fence_proxy_async_smem();
+    sm90::named_barrier_arrive(Cfg::kDqFullBar + task, Cfg::kDqBarThreads);
     sm90::wgmma_wait<0>();  // dK done: Q and dS^T are free
     sm90::fence_regs(dk);
     sm90::fence_regs(dsa);
@@ -471,8 +427,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   __syncthreads();
 
-  (void)warp;
-  Fa3Bwd<Elem, Cfg>::consumer(args, sm, tile, wg);  // A/B: every warp computes
+  if (wg == 0) {  // producer warpgroup
+    sm90::regs_release<Cfg::kProducerRegs>();
+    if (warp == 0) {
+      if (threadIdx.x == 0) {
+        sm90::tma_prefetch_map(&args.tma_q);
+        sm90::tma_prefetch_map(&args.tma_do);
+        Fa3Bwd<Elem, Cfg>::producer(args, sm, tile);
+      }
+    } else if (warp == 1 && Cfg::kDqViaSmem) {
+      Fa3Bwd<Elem, Cfg>::dq_writer(args, sm, tile);
+    }
+  } else {  // consumer warpgroups
+    sm90::regs_acquire<Cfg::kConsumerRegs>();
+    Fa3Bwd<Elem, Cfg>::consumer(args, sm, tile, wg - 1);
+  }
 #endif
 }
 

@@ -30,11 +30,11 @@ struct Fa3BwdTraits {
   static constexpr int kConsumerWGs = kKeyGroups * kHdSplit;
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr int kConsumerWarps = 4 * kConsumerWGs;
-  static constexpr int kThreads = 128 * kConsumerWGs;  // A/B: no producer warpgroup
+  static constexpr int kThreads = 128 * (kConsumerWGs + 1);
   static constexpr int kDkvCols = HeadDim / kHdSplit;  // dK, dV columns per consumer
   static constexpr int kSCols = BlockM / kHdSplit;     // S^T columns (queries) per consumer
   static_assert(BlockN % 64 == 0 && kConsumerWGs == 2, "two consumer warpgroups: block_n 128 (64 at head_dim 256)");
-  static_assert(Warps == 12, "A/B: registered as 12 warps");
+  static_assert(Warps * 32 == kThreads, "warps must be 12: a producer warpgroup + two consumers");
   static_assert(BlockM % 64 == 0 && BlockM <= 128, "block_m: 64 or 128 (the wgmma n of S^T, block_m / 4 statistics per thread)");
   static_assert(HeadDim == 64 || HeadDim == 128 || HeadDim == 256, "head_dim: 64, 128 or 256");
   static_assert(kDkvCols <= 128, "dK and dV of one consumer: at most 2 x 64 registers");
@@ -52,7 +52,7 @@ struct Fa3BwdTraits {
   // Tasks go to global memory from shared memory through the dQ warp's bulk
   // reduce-adds; at head_dim 256 the slots do not fit beside two Q and dO stages,
   // and the consumers add their tasks with red.global.add.v4.f32 from registers.
-  static constexpr bool kDqViaSmem = false;  // A/B: red.global from registers at every head dim
+  static constexpr bool kDqViaSmem = !kSplitHd;
   static_assert(!kDqViaSmem || kDqTasksPerWG == 1, "a consumer keeping dK, dV whole has room for one dQ task");
 
   // Tiles in shared memory are panels of [rows][64] elements (128-byte rows,
