@@ -151,6 +151,8 @@ class CudaExecutor final : public Executor {
     FA_CHECK(cudaEventCreate(&stop_));
   }
   ~CudaExecutor() override {
+    // Freed on its own device, whichever thread (of --devices' workers) ends it.
+    cudaSetDevice(device_);
     release();
     flush_.reset();
     cudaEventDestroy(start_);
