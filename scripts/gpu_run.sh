@@ -13,7 +13,9 @@
 # Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_BWD, T_CHECK,
 # T_MEMORY, T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the
 # sweeps' files hold every finished row when cut. STEPS picks steps (default:
-# all, in this order): sweep torch bwd check memory gpt2 interrupt.
+# all, in this order): sweep torch bwd check memory gpt2 interrupt. One more,
+# not in the default list since it needs two GPUs or more: devices (the
+# paper-fwd sweep on one GPU, then with --devices all; T_DEVICES caps each).
 # cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
 # copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
 # torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
@@ -105,6 +107,36 @@ timeout -s INT -k 10 "${T_GPT2:-120}" "$BIN/fa-bench" sweep --config configs/pap
   --max-seconds 0.2 --max-check-rows 256 \
   --json "$R/gpt2.json" --csv "$R/gpt2.csv" > "$R/gpt2.md" 2> "$R/gpt2.err"
 pack gpt2 $?
+fi
+
+if want devices; then
+step "paper-fwd sweep on GPU 0, then on every GPU (--devices all): wall time ratio and the compare gate"
+dev_sweep() {  # NAME [flags]: the same sweep and seed each time, wall seconds to $R/NAME.seconds
+  local name=$1 t0 rc
+  shift
+  t0=$(date +%s.%N)
+  timeout -s INT -k 10 "${T_DEVICES:-600}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
+    --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa1,fa2,fa3,cudnn,standard --max-seconds 0.2 --min-samples 10 \
+    --seed 1234 "$@" --json "$R/$name.json" --csv "$R/$name.csv" > "$R/$name.md" 2> "$R/$name.err"
+  rc=$?
+  python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$t0" > "$R/$name.seconds"
+  return $rc
+}
+dev_sweep devices-one
+rc_one=$?
+dev_sweep devices-all --devices all
+rc_all=$?
+"$BIN/fa-bench" compare "$R/devices-one.json" "$R/devices-all.json" --md "$R/devices-compare.md" \
+  > /dev/null 2> "$R/devices-compare.err"
+rc_cmp=$?
+python3 -c "
+import json, sys
+one, both = (float(open(f'{sys.argv[1]}/devices-{n}.seconds').read()) for n in ('one', 'all'))
+gpus = len(json.load(open(f'{sys.argv[1]}/devices-all.json'))['metadata'].get('devices', []))
+print(f'   one GPU {one:.1f} s (exit {sys.argv[2]}), {gpus} GPUs {both:.1f} s (exit {sys.argv[3]}): '
+      f'{both / one:.2f}x the wall time; compare exit {sys.argv[4]}')" "$R" "$rc_one" "$rc_all" "$rc_cmp" 2>&1 |
+  tee -a "$R/steps.log"
+pack devices $(( rc_one || rc_all || rc_cmp ))
 fi
 
 if want interrupt; then

@@ -2,7 +2,7 @@
 """PyTorch's scaled_dot_product_attention back ends as peers of our kernels.
 
   torch_peers.py configs/paper-fwd.json --out torch.csv [--backends flash,cudnn,efficient,math]
-                 [--pass fwd,bwd,fwd+bwd]
+                 [--pass fwd,bwd,fwd+bwd] [--devices 0,1|all]
 
 Reads a config's points the way the sweep does (seqlen axis "512:16384:x2" or a
 list; batch = total_tokens / seqlen when total_tokens is set; heads = hidden /
@@ -37,14 +37,28 @@ too); a backward pass also counts non-finite dQ/dK/dV in `nonfinite` and prints 
 max abs error on the same rows (no CSV column holds gradient errors). A back end
 that refuses a shape is a row with status `unsupported`; an allocation failure is
 `oom`. Bad arguments exit 2 before anything is written.
+
+Devices (--devices LIST|all, as fa-bench's; default: the one device torch calls
+cuda:0, rows without device columns): one worker process per device, each
+started with CUDA_VISIBLE_DEVICES naming its device alone (an entry of the
+caller's CUDA_VISIBLE_DEVICES when that is set: the numbers count from 0
+within it, as fa-bench's do). Points go in config order to whichever worker is
+free; a point's rows are all timed on one device; the CSV gets every point's
+rows in config order, written once every earlier point's are (rows finished
+behind a point a worker never finished are written at the end), with
+device_index, device_name and device_uuid columns. A worker that dies gives
+its point `error` rows and takes no more points.
 """
 import argparse
 import csv
 import json
 import math
 import os
+import signal
 import statistics
+import subprocess
 import sys
+import threading
 import time
 
 from sm_clock import SmClock, throttle_reason  # scripts/ is on sys.path when run as a script
@@ -56,6 +70,10 @@ COLUMNS = ("kernel family backend pass batch heads heads_kv seqlen_q seqlen_k he
            "traffic_measured_read_bytes traffic_measured_write_bytes traffic_measured_source "
            "l2_hit_rate_pct peak_extra_bytes o_max_abs o_max_rel o_rel_l2 lse_max_abs lse_max_rel nonfinite "
            "rows_checked sampled tolerance clock_before_mhz clock_after_mhz seed").split()
+
+# fa-bench's per-row device columns, written only by a run with --devices.
+DEVICE_COLUMNS = ("device_index", "device_name", "device_uuid")
+MAX_DEVICES = 64  # fa-bench's limit
 
 FAMILY = {"flash": "fa2", "efficient": "fa2", "cudnn": "cudnn", "math": "standard"}
 BACKENDS = ("flash", "cudnn", "efficient", "math")
@@ -91,6 +109,28 @@ def passes_of(cli_value, cfg, config_path):
     if "pass" in cfg:
         return parse_list(cfg["pass"], PASSES, f"{config_path}: key 'pass'", "pass")
     return ["fwd"]
+
+
+def parse_devices(text, source="--devices"):
+    """"all" -> "all"; "0,1" -> [0, 1]: device numbers 0..63, each once (fa-bench's rules)."""
+    expected = f"expected device numbers 0 to {MAX_DEVICES - 1}, each once (e.g. 0,1), or all"
+    text = str(text)
+    if not text.strip():
+        raise UsageError(f"{source}: empty value; {expected}")
+    if text.strip() == "all":
+        return "all"
+    out = []
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            raise UsageError(f"{source}: empty entry in '{text}'; {expected}")
+        if not (item.isascii() and item.isdigit()):
+            raise UsageError(f"{source}: '{item}' is not a device number (in '{text}'); {expected}")
+        if int(item) >= MAX_DEVICES:
+            raise UsageError(f"{source}: '{item}' is out of range (in '{text}'); {expected}")
+        if int(item) in out:
+            raise UsageError(f"{source}: device {int(item)} appears twice in '{text}'; {expected}")
+        out.append(int(item))
+    return out
 
 
 def attention_flops(b, h, nq, nk, d, causal, pass_):
@@ -158,8 +198,13 @@ def parse_args(argv=None):
     ap.add_argument("--max-seconds", type=float, default=1.0)
     ap.add_argument("--target-noise", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--devices", default=None, help="device numbers (0,1) or all: one worker process each")
+    # A worker of --devices: point numbers on stdin, rows as JSON lines on stdout.
+    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.backends = parse_list(args.backends, BACKENDS, "--backends", "back end")
+    if args.devices is not None:
+        args.devices = parse_devices(args.devices)
     try:
         with open(args.config) as f:
             cfg = json.load(f)
@@ -174,9 +219,13 @@ def parse_args(argv=None):
 def main():
     try:
         args, cfg = parse_args()
+        if args.devices is not None:
+            return run_on_devices(args, cfg)
     except UsageError as e:
         print(f"torch_peers.py: {e}", file=sys.stderr)
         return 2
+    worker = args.worker is not None
+    log = sys.stderr if worker else sys.stdout  # a worker's stdout carries its rows
 
     import torch
     import torch.nn.functional as F
@@ -196,12 +245,16 @@ def main():
         pci = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
     clock = SmClock(pci)
     max_clock = clock.max_mhz()
-    print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True)
+    print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} {props.name}", flush=True, file=log)
+    uuid = getattr(props, "uuid", None)
+    device_cells = (dict(device_index=args.worker, device_name=props.name,
+                         device_uuid=f"GPU-{uuid}" if uuid is not None else "") if worker else {})
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16}
     backward = any(p != "fwd" for p in args.passes)
 
     rows = []
-    for pt in points(cfg):
+    all_points = list(points(cfg))
+    for index, pt in (dealt_points(all_points) if worker else enumerate(all_points)):
         b, h, hkv, nq, nk, d = (pt[k] for k in ("batch", "heads", "heads_kv", "seqlen_q", "seqlen_k", "head_dim"))
         gen = torch.Generator(device=dev).manual_seed(args.seed + nq * 7 + d)
         try:
@@ -211,6 +264,8 @@ def main():
             dout = (torch.randn(b, nq, h, d, device=dev, dtype=dt[pt["dtype"]], generator=gen).transpose(1, 2)
                     if backward else None)
         except torch.OutOfMemoryError:
+            if worker:
+                print(json.dumps({"done": index}), flush=True)
             continue
         # float64 reference on sampled rows; causal is bottom-right aligned (row i sees
         # keys j <= i + nk - nq), the same convention as ours. dQ's too when a backward runs:
@@ -286,14 +341,23 @@ def main():
                 except RuntimeError as e:
                     msg = str(e).replace("\n", " ")[:200]
                     row.update(status="unsupported" if "No available kernel" in msg else "error", reason=msg)
-                rows.append(row)
-                write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
+                if worker:
+                    row.update(device_cells)
+                    print(json.dumps({"point": index, "row": row}), flush=True)
+                else:
+                    rows.append(row)
+                    write_rows(args.out, rows)  # after every row: a cut-off run keeps what finished
                 tf = f"{row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["status"]
                 label = "" if pass_ == "fwd" else f" {pass_}"
-                print(f"torch.{name:<9} b{b} h{h}/{hkv} q{nq} k{nk} d{d} {pt['dtype']}"
-                      f"{' causal' if pt['causal'] else ''}{label}: {tf}{note}", flush=True)
+                print(f"{'' if not worker else f'device {args.worker}: '}torch.{name:<9} b{b} h{h}/{hkv} q{nq} "
+                      f"k{nk} d{d} {pt['dtype']}{' causal' if pt['causal'] else ''}{label}: {tf}{note}",
+                      flush=True, file=log)
         del q, k, v, dout, ref, dq_ref
         torch.cuda.empty_cache()
+        if worker:
+            print(json.dumps({"done": index}), flush=True)
+    if worker:
+        return 0
     write_rows(args.out, rows)
     print(f"wrote {len(rows)} rows to {args.out}")
     return 0
@@ -357,11 +421,132 @@ def time_samples(torch, run, flush, clock, clock_khz, hold_us, args):
     return summarize(samples), clock_before
 
 
-def write_rows(path, rows):
+def dealt_points(all_points):
+    """A worker's points: their numbers, one a line on stdin, until stdin closes."""
+    for line in sys.stdin:
+        index = int(line)
+        yield index, all_points[index]
+
+
+def visible_devices(devices):
+    """--devices as CUDA_VISIBLE_DEVICES values: the numbers count within the caller's
+    CUDA_VISIBLE_DEVICES when it is set, as CUDA (and fa-bench) count them."""
+    outer = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        count = len(outer)
+    else:
+        import torch  # only to count the devices
+        count = torch.cuda.device_count()
+    if devices == "all":
+        devices = list(range(count))
+    for d in devices:
+        if d >= count:
+            raise UsageError(f"--devices: there is no CUDA device {d}; this process sees {count}")
+    if not devices:
+        raise UsageError("--devices all: this process sees no CUDA device")
+    return [(d, outer[d] if outer else str(d)) for d in devices]
+
+
+def run_on_devices(args, cfg):
+    """One worker process per device; points dealt in config order to whichever is free;
+    the CSV rewritten in config order as points finish (docstring: Devices)."""
+    devices = visible_devices(args.devices)
+    all_points = list(points(cfg))
+    worker_argv = [sys.executable, os.path.abspath(__file__), args.config, "--out", os.devnull,
+                   "--backends", ",".join(args.backends), "--pass", ",".join(args.passes),
+                   "--min-samples", str(args.min_samples), "--max-samples", str(args.max_samples),
+                   "--max-seconds", str(args.max_seconds), "--target-noise", str(args.target_noise),
+                   "--seed", str(args.seed)]
+    lock = threading.Lock()
+    state = {"next": 0, "head": 0, "halted": False}
+    held, finished, written = {}, set(), []
+    columns = list(COLUMNS) + list(DEVICE_COLUMNS)
+
+    def write(flush=False):  # under the lock
+        while state["head"] < len(all_points) and state["head"] in finished:
+            written.extend(held.pop(state["head"], []))
+            state["head"] += 1
+        if flush:  # rows behind a point that never finished
+            for i in sorted(held):
+                written.extend(held.pop(i))
+        write_rows(args.out, written, columns)
+
+    def take():
+        with lock:
+            if state["halted"] or state["next"] >= len(all_points):
+                return None
+            state["next"] += 1
+            return state["next"] - 1
+
+    def work(index, visible):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=visible)
+        child = subprocess.Popen(worker_argv + ["--worker", str(index)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True, env=env)
+        try:
+            while (point := take()) is not None:
+                child.stdin.write(f"{point}\n")
+                child.stdin.flush()
+                rows = []
+                for line in child.stdout:
+                    msg = json.loads(line)
+                    if "row" in msg:
+                        rows.append(msg["row"])
+                    elif msg.get("done") == point:
+                        break
+                else:  # the worker ended inside the point
+                    code = child.wait()
+                    if code == -signal.SIGINT:  # Ctrl-C: the point is unfinished, not failed
+                        return
+                    pt = all_points[point]
+                    for name in args.backends:
+                        for pass_ in args.passes:
+                            row = dict.fromkeys(columns, "")
+                            row.update({k: pt[k] for k in ("batch", "heads", "heads_kv", "seqlen_q", "seqlen_k",
+                                                            "head_dim", "dtype")})
+                            row.update(kernel=f"torch.{name}", family=FAMILY[name], backend="cuda", status="error",
+                                       causal="true" if pt["causal"] else "false",
+                                       softmax_scale=1.0 / math.sqrt(pt["head_dim"]), seed=args.seed,
+                                       device_index=index, reason=f"the worker on device {index} ended (exit {code})")
+                            row["pass"] = pass_
+                            rows.append(row)
+                    with lock:
+                        held[point] = rows
+                        finished.add(point)
+                        write()
+                    return
+                with lock:
+                    held[point] = rows
+                    finished.add(point)
+                    write()
+        finally:
+            child.stdin.close()
+            child.wait()
+
+    with lock:
+        write_rows(args.out, written, columns)  # the file exists from the start, like fa-bench's
+    threads = [threading.Thread(target=work, args=d) for d in devices]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except KeyboardInterrupt:  # the workers got the signal too; keep what finished
+        with lock:
+            state["halted"] = True
+            write(flush=True)
+        print(f"interrupted: {len(written)} rows in {args.out}", file=sys.stderr)
+        return 130
+    with lock:
+        write(flush=True)
+    print(f"wrote {len(written)} rows to {args.out} from {len(devices)} devices")
+    return 0
+
+
+def write_rows(path, rows, columns=COLUMNS):
     """Replace `path` atomically (temp file + rename) with every row so far."""
     tmp = f"{path}.tmp"
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         for r in rows:
             w.writerow(r)

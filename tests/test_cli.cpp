@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "process_util.h"
@@ -193,6 +194,90 @@ TEST(Cli, CountersWithoutAGpuSayWhy) {
   auto rows = read_results_json((dir / "r.json").string(), nullptr);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].traffic_measured_source, "cpu-count");  // never labelled as hardware counters
+}
+
+}  // namespace
+}  // namespace fa
+
+// --devices on the cpu back end (its one device, 0): the rows of a run without
+// the flag, each with its device in JSON and CSV; a file without the flag has
+// neither; a resume without the flag continues the run.
+namespace fa {
+namespace {
+
+TEST(Cli, DevicesRecordsEachRowsDeviceAndResumesWithout) {
+  auto dir = test::temp_dir("cli_devices");
+  const std::vector<std::string> sweep = {"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--block", "16x16",
+                                          "--seqlen", "16,32,48", "--head-dim", "16", "--heads", "1", "--dtype",
+                                          "fp32", "--warmup", "0", "--min-samples", "1", "--max-samples", "2",
+                                          "--max-seconds", "0.01", "--seed", "7"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = sweep;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const std::string plain = (dir / "plain.json").string(), plain_csv = (dir / "plain.csv").string();
+  ProcResult p = run_fa_bench(with({"--json", plain, "--csv", plain_csv}), dir);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const nlohmann::json plain_doc = nlohmann::json::parse(test::slurp(plain));
+  for (const auto& row : plain_doc["results"]) EXPECT_FALSE(row.contains("device")) << row.dump();
+  EXPECT_FALSE(plain_doc["metadata"].contains("devices"));
+  EXPECT_FALSE(plain_doc["metadata"]["config"].contains("devices"));
+  EXPECT_EQ(test::slurp(plain_csv).find("device_"), std::string::npos);
+
+  const std::string json = (dir / "d.json").string(), csv = (dir / "d.csv").string();
+  ProcResult r = run_fa_bench(with({"--devices", "all", "--json", json, "--csv", csv}), dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json meta;
+  const auto rows = read_results_json(json, &meta);
+  const auto base = read_results_json(plain, nullptr);
+  ASSERT_EQ(rows.size(), base.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].key(), base[i].key());  // plan order
+    ASSERT_TRUE(rows[i].device);
+    EXPECT_EQ(rows[i].device->index, 0);
+    EXPECT_FALSE(rows[i].device->name.empty());
+  }
+  EXPECT_EQ(meta["config"]["devices"], nlohmann::json::array({0}));  // "all" resolved
+  ASSERT_TRUE(meta["devices"].is_array());
+  EXPECT_EQ(meta["devices"].size(), 1u);
+  const std::string csv_text = test::slurp(csv);
+  EXPECT_NE(csv_text.find(",device_index,device_name,device_uuid\n"), std::string::npos);
+  const auto from_csv = read_results_csv(csv);
+  ASSERT_EQ(from_csv.size(), rows.size());
+  EXPECT_EQ(from_csv[0].device->name, rows[0].device->name);
+
+  // Resume a run cut short, without --devices: the missing rows run on the
+  // default device and carry none.
+  nlohmann::json doc = nlohmann::json::parse(test::slurp(json));
+  doc["results"].erase(doc["results"].end() - 1);
+  const std::string cut = (dir / "cut.json").string();
+  {
+    std::ofstream f(cut);
+    f << doc.dump(2);
+  }
+  ProcResult res = run_fa_bench({"sweep", "--resume", cut}, dir);
+  ASSERT_EQ(res.code, 0) << res.err;
+  const auto resumed = read_results_json(cut, nullptr);
+  ASSERT_EQ(resumed.size(), rows.size());
+  EXPECT_TRUE(resumed.front().device);
+  EXPECT_FALSE(resumed.back().device);
+}
+
+TEST(Cli, FaCheckDevicesRecordsEachRowsDevice) {
+  auto dir = test::temp_dir("cli_check_devices");
+  const std::string json = (dir / "c.json").string(), csv = (dir / "c.csv").string();
+  ProcResult r = test::wait_for(test::spawn(FA_CHECK_EXE,
+                                            {"--backend", "cpu", "--kernels", "cpu.fa2.64x64", "--quick", "--seed",
+                                             "3", "--devices", "0", "--json", json, "--csv", csv},
+                                            dir),
+                                dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(test::slurp(json));
+  ASSERT_FALSE(doc["results"].empty());
+  for (const auto& row : doc["results"]) EXPECT_EQ(row["device"]["index"], 0) << row.dump();
+  EXPECT_EQ(doc["metadata"]["config"]["devices"], nlohmann::json::array({0}));
+  EXPECT_NE(test::slurp(csv).find("device_index"), std::string::npos);
 }
 
 }  // namespace

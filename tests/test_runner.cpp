@@ -1,10 +1,14 @@
 // The runner's per-kernel outcomes, with planted variants on the CPU executor:
 // ok, fail (not timed), unsupported, oom, error, and a sticky error that stops
 // the sweep with the earlier rows delivered; backward rows after their forward
-// partner, judged on both.
+// partner, judged on both; and the same rows spread over two executors (--devices).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <set>
+#include <thread>
 
 #include "core/errors.h"
 #include "measure/cpu_executor.h"
@@ -301,6 +305,128 @@ TEST(RunnerBackward, ValidateOnlyChecksGradientsWithoutTiming) {
   EXPECT_LT(rows[0].grad_errors->rows_checked, 40);
   EXPECT_LT(rows[0].grad_errors->cols_checked, 72);
   EXPECT_EQ(rows[0].grad_errors->rows_checked, rows[0].errors->rows_checked);
+}
+
+}  // namespace
+}  // namespace fa
+
+// run_sweep_on_devices, with CPU executors standing in for devices: the same
+// rows as one executor gives, in plan order, each with the device that ran it.
+namespace fa {
+namespace {
+
+SweepPlan plan_of(const std::vector<int>& seqlens, const std::vector<const KernelVariant*>& kernels) {
+  SweepPlan plan;
+  for (int s : seqlens) {
+    AttnProblem p = small_problem();
+    p.seqlen_q = s;
+    PlannedPoint pp{p, {}};
+    for (const KernelVariant* k : kernels) pp.kernels.push_back(planned(*k));
+    plan.points.push_back(pp);
+  }
+  return plan;
+}
+
+// A kernel slow enough (a few ms) that two workers both get points.
+KernelVariant slow(const std::string& name) {
+  KernelVariant base = make_cpu_variant(Family::fa2, Tile{32, 32, 0, 0});
+  auto run = base.run;
+  return planted(name, [run](const AttnParams& a, RunContext& ctx) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    run(a, ctx);
+  });
+}
+
+struct TwoDevices {
+  std::unique_ptr<Executor> e0 = make_cpu_executor(1, int64_t(1) << 30), e1 = make_cpu_executor(1, int64_t(1) << 30);
+  std::vector<DeviceWorker> workers{{e0.get(), {0, "first", "uuid-0"}}, {e1.get(), {1, "second", ""}}};
+};
+
+TEST(RunnerOnDevices, TheSameRowsInPlanOrderEachWithItsDevice) {
+  KernelVariant a = slow("a"), b = slow("b");
+  const SweepPlan plan = plan_of({16, 40, 24, 33, 48, 17, 29, 8}, {&a, &b});
+  auto one = make_cpu_executor(1, int64_t(1) << 30);
+  std::vector<Result> single, multi;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { single.push_back(r); };
+  ASSERT_EQ(run_sweep(plan, quick_config(), 3, *one, 0, {}, hooks).end, SweepEnd::complete);
+
+  TwoDevices devs;
+  std::vector<std::string> progress;
+  hooks.on_row = [&](const Result& r) { multi.push_back(r); };
+  hooks.on_progress = [&](size_t, size_t, const std::string& what) { progress.push_back(what); };
+  const SweepOutcome out = run_sweep_on_devices(plan, quick_config(), 3, devs.workers, 0, {}, hooks);
+  EXPECT_EQ(out.end, SweepEnd::complete);
+  EXPECT_EQ(out.new_rows, plan.rows());
+  ASSERT_EQ(multi.size(), single.size());
+  std::set<int> used;
+  for (size_t i = 0; i < multi.size(); ++i) {
+    EXPECT_EQ(multi[i].key(), single[i].key()) << i;
+    EXPECT_EQ(multi[i].status, Status::ok) << i;
+    ASSERT_TRUE(multi[i].errors && single[i].errors);
+    EXPECT_EQ(multi[i].errors->o_max_abs, single[i].errors->o_max_abs) << i;  // same inputs, same kernel
+    EXPECT_FALSE(single[i].device);
+    ASSERT_TRUE(multi[i].device);
+    used.insert(multi[i].device->index);
+    // A point's rows all ran on one device.
+    if (i % 2 == 1) EXPECT_EQ(multi[i].device->index, multi[i - 1].device->index) << i;
+    EXPECT_EQ(multi[i].device->name, multi[i].device->index == 0 ? "first" : "second");
+  }
+  EXPECT_EQ(used, (std::set<int>{0, 1}));
+  ASSERT_FALSE(progress.empty());
+  for (const std::string& p : progress) EXPECT_EQ(p.rfind("device ", 0), 0u) << p;
+}
+
+TEST(RunnerOnDevices, AStickyErrorOnOneDeviceKeepsEveryFinishedRow) {
+  KernelVariant a = slow("a");
+  KernelVariant sticky = planted("sticky", [](const AttnParams& p, RunContext&) {
+    if (p.seqlen_q == 33) throw KernelError("illegal address", /*sticky=*/true);
+  });
+  const SweepPlan plan = plan_of({16, 40, 24, 33, 48, 17, 29, 8}, {&a, &sticky});
+  TwoDevices devs;
+  std::vector<Result> rows;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { rows.push_back(r); };
+  const SweepOutcome out = run_sweep_on_devices(plan, quick_config(), 3, devs.workers, 0, {}, hooks);
+  EXPECT_EQ(out.end, SweepEnd::sticky_error);
+  EXPECT_NE(out.why.find("illegal address"), std::string::npos) << out.why;
+  // Points 0-2 are whole, point 3 has its error row; nothing is out of order.
+  ASSERT_GE(rows.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(rows[i].problem.seqlen_q, (std::vector<int>{16, 16, 40, 40, 24, 24, 33, 33})[i]) << i;
+  EXPECT_EQ(rows[7].kernel, "sticky");
+  EXPECT_EQ(rows[7].status, Status::error);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto at = [&](const Result& r) {
+      for (size_t k = 0; k < plan.points.size(); ++k)
+        if (plan.points[k].problem.seqlen_q == r.problem.seqlen_q) return k;
+      return plan.points.size();
+    };
+    EXPECT_LE(at(rows[i - 1]), at(rows[i])) << i;
+  }
+  EXPECT_LT(rows.size(), plan.rows());  // the dealing stopped
+}
+
+TEST(RunnerOnDevices, DoneRowsAreSkippedAndAStopEndsEveryWorker) {
+  KernelVariant a = slow("a"), b = slow("b");
+  const SweepPlan plan = plan_of({16, 40, 24, 33, 48, 17, 29, 8}, {&a, &b});
+  Result done_row;
+  done_row.problem = plan.points[0].problem;
+  done_row.kernel = "a";
+  TwoDevices devs;
+  std::vector<Result> rows;
+  RunnerHooks hooks;
+  hooks.on_row = [&](const Result& r) { rows.push_back(r); };
+  std::atomic<int> seen{0};
+  hooks.stop_requested = [&] { return seen.load() >= 3; };
+  hooks.on_progress = [&](size_t done, size_t, const std::string&) { seen = int(done); };
+  const SweepOutcome out = run_sweep_on_devices(plan, quick_config(), 3, devs.workers, 0, {done_row.key()}, hooks);
+  EXPECT_EQ(out.end, SweepEnd::interrupted);
+  EXPECT_EQ(out.skipped, 1u);
+  EXPECT_LT(rows.size(), plan.rows() - 1);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].kernel, "b");  // point 0's "a" was done
+  EXPECT_EQ(rows[0].problem.seqlen_q, 16);
+  EXPECT_EQ(out.new_rows, rows.size());
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/torch_peers.py without torch or a GPU: the pass option (flag, config key,
 bad values exit 2 before any file is written), the FLOP convention per pass, and the
-CSV columns (the forward's, plus `pass` and schema 2's `l2_hit_rate_pct`). Exit 0 on success, 1 with what differed."""
+CSV columns (the forward's, plus `pass` and schema 2's `l2_hit_rate_pct`), the --devices list. Exit 0 on success, 1 with what differed."""
 import csv
 import json
 import os
@@ -88,6 +88,24 @@ def check_columns(bad):
             bad.append("write_rows left its temporary file")
 
 
+def check_devices(bad):
+    """--devices: fa-bench's rules (device numbers each once, or all), checked without torch."""
+    tp = torch_peers
+    if tp.parse_devices("all") != "all" or tp.parse_devices(" 1, 0 ") != [1, 0]:
+        bad.append("--devices all / ' 1, 0 ' were not read")
+    for text, words in (("0,0", ["appears twice"]), ("", ["empty value"]), ("0,", ["empty entry"]),
+                        ("-1", ["'-1' is not a device number"]), ("abc", ["'abc' is not a device number"]),
+                        ("1.0", ["not a device number"]), ("64", ["out of range"]), ("all,1", ["not a device"])):
+        try:
+            tp.parse_devices(text)
+            bad.append(f"--devices {text!r} was accepted")
+        except tp.UsageError as e:
+            if not all(w in str(e) for w in ["--devices", *words]):
+                bad.append(f"--devices {text!r}: the message {str(e)!r} does not name {words}")
+    if list(tp.COLUMNS[-1:]) != ["seed"] or any(c in tp.COLUMNS for c in tp.DEVICE_COLUMNS):
+        bad.append("the device columns are among the columns of a run without --devices")
+
+
 def check_cli(bad):
     """Bad input exits 2 with a message naming the value and flag, before torch is imported
     (this machine has none) and before the output file exists."""
@@ -104,6 +122,8 @@ def check_cli(bad):
             ([good, "--out", out, "--backends", "flash,nope"], ["--backends", "nope"]),
             ([sideways, "--out", out], ["sideways.json", "'pass'", "sideways"]),
             ([os.path.join(tmp, "missing.json"), "--out", out], ["missing.json"]),
+            ([good, "--out", out, "--devices", "0,0"], ["--devices", "appears twice"]),
+            ([good, "--out", out, "--devices", "gpu1"], ["--devices", "gpu1"]),
         )
         for argv, words in cases:
             r = subprocess.run([sys.executable, SCRIPT, *argv], capture_output=True, text=True, timeout=60)
@@ -123,6 +143,7 @@ def main():
     check_passes(bad)
     check_flops(bad)
     check_columns(bad)
+    check_devices(bad)
     check_cli(bad)
     if bad:
         print("torch_peers_test: " + "; ".join(bad))

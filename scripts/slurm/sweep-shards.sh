@@ -28,14 +28,23 @@ run_shard() {
   shift 3
   file="$out/shard-$k-of-$n.json"
   echo "sweep-shards.sh: shard $k/$n on $(hostname), CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-unset}" >&2
-  # One process per task, on the GPU the scheduler gave it: CUDA numbers the
-  # devices in CUDA_VISIBLE_DEVICES from 0, and fa-bench runs on device 0. A
-  # task given several GPUs would pass that list on here as --devices, which
-  # fa-bench does not have yet.
+  # One process per task, on the GPUs the scheduler gave it: CUDA numbers the
+  # devices in CUDA_VISIBLE_DEVICES from 0. Several of them (--gres=gpu:2 and
+  # up) are --devices all, one worker each; one (or none named) is device 0,
+  # rows without a device, as fa-bench runs by default. A --devices among the
+  # flags wins.
+  devices=""
+  case "${CUDA_VISIBLE_DEVICES-}" in
+    *,*) devices="--devices all" ;;
+  esac
+  case " $* " in
+    *" --devices"*) devices="" ;;
+  esac
+  # shellcheck disable=SC2086 # $devices is zero or two words
   if [ -f "$file" ]; then
-    "$FA_BENCH" sweep --resume "$file" --shard "$k/$n" "$@"
+    "$FA_BENCH" sweep --resume "$file" --shard "$k/$n" $devices "$@"
   else
-    "$FA_BENCH" sweep --shard "$k/$n" --json "$file" "$@"
+    "$FA_BENCH" sweep --shard "$k/$n" --json "$file" $devices "$@"
   fi
 }
 

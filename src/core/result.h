@@ -25,6 +25,15 @@ struct ErrorMetrics {
   bool sampled = false;
 };
 
+// The device a row ran on, recorded when the run named its devices (--devices):
+// the back end's device number, its name and, on cuda, its UUID ("GPU-..."), which
+// stays the same whatever CUDA_VISIBLE_DEVICES does to the numbers.
+struct DeviceIdentity {
+  int index = 0;
+  std::string name;
+  std::string uuid;  // "" where the back end has none (cpu)
+};
+
 struct Result {
   AttnProblem problem;
   std::string kernel;  // variant name
@@ -57,6 +66,8 @@ struct Result {
   std::optional<GradErrors> grad_errors;
   int clock_before_mhz = -1, clock_after_mhz = -1;
   uint64_t seed = 0;
+  // Set only by a run with --devices; absent from the files of a run without it.
+  std::optional<DeviceIdentity> device;
 
   // Identity for pairing (compare) and resuming: kernel + problem + pass.
   std::string key() const;

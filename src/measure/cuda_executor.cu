@@ -131,6 +131,17 @@ __global__ void hold_stream(long long cycles) {
 }
 
 
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L prints it.
+std::string uuid_text(const cudaUUID_t& u) {
+  std::ostringstream os;
+  os << "GPU-" << std::hex << std::setfill('0');
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) os << '-';
+    os << std::setw(2) << (unsigned(static_cast<unsigned char>(u.bytes[i])));
+  }
+  return os.str();
+}
+
 class CudaExecutor final : public Executor {
  public:
   CudaExecutor(int device, const cudaDeviceProp& prop, const std::string& pci)
@@ -140,6 +151,8 @@ class CudaExecutor final : public Executor {
     FA_CHECK(cudaEventCreate(&stop_));
   }
   ~CudaExecutor() override {
+    // Freed on its own device, whichever thread (of --devices' workers) ends it.
+    cudaSetDevice(device_);
     release();
     flush_.reset();
     cudaEventDestroy(start_);
@@ -159,6 +172,7 @@ class CudaExecutor final : public Executor {
     m["l2_bytes"] = std::to_string(prop_.l2CacheSize);
     m["smem_per_block_optin"] = std::to_string(prop_.sharedMemPerBlockOptin);
     m["memory_bytes"] = std::to_string(prop_.totalGlobalMem);
+    m["uuid"] = uuid_text(prop_.uuid);
     int v = 0;
     if (cudaDriverGetVersion(&v) == cudaSuccess) m["cuda_driver"] = cat(v / 1000, ".", v % 1000 / 10);
     if (cudaRuntimeGetVersion(&v) == cudaSuccess) m["cuda_runtime"] = cat(v / 1000, ".", v % 1000 / 10);
@@ -342,6 +356,8 @@ class CudaExecutor final : public Executor {
     return d;
   }
 
+  void bind_thread() override { FA_CHECK(cudaSetDevice(device_)); }
+
   void release() override {
     q_.reset();
     k_.reset();
@@ -470,6 +486,17 @@ class CudaExecutor final : public Executor {
 };
 
 }  // namespace
+
+int cuda_device_count(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (why) *why = e != cudaSuccess ? cat("no CUDA device (", describe(e), ")") : "no CUDA device";
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
 
 std::unique_ptr<Executor> make_cuda_executor(int device, std::string* why) {
   int count = 0;

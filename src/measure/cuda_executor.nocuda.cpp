@@ -8,4 +8,9 @@ std::unique_ptr<Executor> make_cuda_executor(int /*device*/, std::string* why) {
   return nullptr;
 }
 
+int cuda_device_count(std::string* why) {
+  if (why) *why = "fa-bench was built without CUDA (FA_BENCH_CUDA=OFF)";
+  return 0;
+}
+
 }  // namespace fa

@@ -77,10 +77,17 @@ class Executor {
   }
   // Free everything held for the current problem.
   virtual void release() = 0;
+  // Make the calling thread's work go to this executor's device (cuda: the
+  // runtime's current device is per thread). A worker thread of --devices calls
+  // it before it uses the executor; the thread that made it need not.
+  virtual void bind_thread() {}
 };
 
 std::unique_ptr<Executor> make_cpu_executor(int threads);
 // nullptr with `why` set when no CUDA device (or no CUDA build) is present.
 std::unique_ptr<Executor> make_cuda_executor(int device, std::string* why);
+// CUDA devices this process sees (after CUDA_VISIBLE_DEVICES); 0 with `why` set
+// when there is none (no driver, no CUDA build).
+int cuda_device_count(std::string* why);
 
 }  // namespace fa

@@ -1,6 +1,7 @@
 #include "report/csv.h"
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -207,6 +208,39 @@ const std::vector<Column>& columns() {
   return cols;
 }
 
+DeviceIdentity& dev(Result& r) {
+  if (!r.device) r.device.emplace();
+  return *r.device;
+}
+
+// `device` flattened: written only when a row of the document has one (a run
+// with --devices), so files of other runs keep their columns.
+const std::vector<Column>& device_columns() {
+  static const std::vector<Column> cols = {
+      Column{"device_index", [](const Result& r) { return r.device ? std::to_string(r.device->index) : std::string(); },
+             [](Result& r, const std::string& s) {
+               const int64_t v = s2i(s, "device_index");
+               if (v < 0 || v > INT_MAX)
+                 throw UsageError(fmt::format("column 'device_index': '{}' is not a device number", s));
+               dev(r).index = int(v);
+             }},
+      Column{"device_name", [](const Result& r) { return r.device ? r.device->name : std::string(); },
+             [](Result& r, const std::string& s) { dev(r).name = s; }},
+      Column{"device_uuid", [](const Result& r) { return r.device ? r.device->uuid : std::string(); },
+             [](Result& r, const std::string& s) { dev(r).uuid = s; }},
+  };
+  return cols;
+}
+
+// The document's columns: every row field, and `device` where a row has one.
+std::vector<const Column*> document_columns(bool with_device) {
+  std::vector<const Column*> out;
+  for (const auto& c : columns()) out.push_back(&c);
+  if (with_device)
+    for (const auto& c : device_columns()) out.push_back(&c);
+  return out;
+}
+
 #undef FA_INT
 #undef FA_OPT_DBL
 #undef FA_OPT_INT
@@ -267,26 +301,33 @@ const std::vector<std::string>& csv_columns() {
   return names;
 }
 
-std::string csv_header() {
+bool csv_has_device(const std::vector<Result>& rows) {
+  for (const auto& r : rows)
+    if (r.device) return true;
+  return false;
+}
+
+std::string csv_header(bool with_device) {
   std::string s;
-  for (const auto& c : columns()) s += (s.empty() ? "" : ",") + c.name;
+  for (const Column* c : document_columns(with_device)) s += (s.empty() ? "" : ",") + c->name;
   return s + "\n";
 }
 
-std::string csv_row(const Result& r) {
+std::string csv_row(const Result& r, bool with_device) {
   std::string s;
   bool first = true;
-  for (const auto& c : columns()) {
+  for (const Column* c : document_columns(with_device)) {
     if (!first) s += ',';
-    s += quote(c.get(r));
+    s += quote(c->get(r));
     first = false;
   }
   return s + "\n";
 }
 
 std::string csv_document(const std::vector<Result>& rows) {
-  std::string s = csv_header();
-  for (const auto& r : rows) s += csv_row(r);
+  const bool with_device = csv_has_device(rows);
+  std::string s = csv_header(with_device);
+  for (const auto& r : rows) s += csv_row(r, with_device);
   return s;
 }
 
@@ -298,12 +339,12 @@ std::vector<Result> read_results_csv(const std::string& path) {
   const std::string text = ss.str();
   size_t pos = 0;
   std::vector<std::string> header = parse_record(text, pos);
-  const auto& cols = columns();
+  const std::vector<const Column*> cols = document_columns(true);
   std::vector<const Column*> by_index;
   for (const auto& h : header) {
     const Column* found = nullptr;
-    for (const auto& c : cols)
-      if (c.name == h) found = &c;
+    for (const Column* c : cols)
+      if (c->name == h) found = c;
     if (!found) throw UsageError(fmt::format("{}: unknown column '{}'", path, h));
     by_index.push_back(found);
   }

@@ -9,9 +9,12 @@
 
 namespace fa {
 
+// The columns of every document; device_index, device_name and device_uuid
+// follow them in a document with a row that has a `device` (a run with --devices).
 const std::vector<std::string>& csv_columns();
-std::string csv_header();          // with trailing newline
-std::string csv_row(const Result&);  // with trailing newline
+bool csv_has_device(const std::vector<Result>&);
+std::string csv_header(bool with_device = false);                  // with trailing newline
+std::string csv_row(const Result&, bool with_device = false);  // with trailing newline
 std::string csv_document(const std::vector<Result>&);
 // Reads a file written by csv_document (UsageError on a malformed file), so
 // CSV is a full-fidelity format too (merge, round-trip tests).

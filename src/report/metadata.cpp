@@ -74,6 +74,11 @@ json build_metadata(const MetadataInputs& in) {
   dev["name"] = in.device.name;
   dev["details"] = in.device.details;  // CUDA/driver/cuDNN versions come from here on cuda
   m["device"] = dev;
+  if (!in.devices.empty()) {
+    json all = json::array();
+    for (const DeviceInfo& d : in.devices) all.push_back({{"name", d.name}, {"details", d.details}});
+    m["devices"] = all;
+  }
   m["libraries"] = library_versions();
   m["config"] = in.config;
   m["seed"] = in.seed;

@@ -3,6 +3,7 @@
 // the resolved config, seed, timing method.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,9 @@ struct MetadataInputs {
   std::string plan_hash;
   size_t plan_rows = 0;
   std::string shard;
+  // --devices: every worker's device, in the order given ({name, details} as
+  // `device`, which is the first of them); empty: no `devices` key.
+  std::vector<DeviceInfo> devices;
 };
 
 std::string utc_now_iso8601();

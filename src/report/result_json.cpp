@@ -188,6 +188,11 @@ json result_to_json(const Result& r) {
   j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
   j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
   j["seed"] = r.seed;
+  // Only a run with --devices records where each row ran; other files stay as they were.
+  if (r.device)
+    j["device"] = {{"index", r.device->index},
+                   {"name", r.device->name},
+                   {"uuid", or_null(row_values::text(r.device->uuid))}};
   j["key"] = r.key();  // redundant but lets jq / scripts pair rows without our code
   return j;
 }
@@ -268,6 +273,15 @@ Result result_from_json(const json& j, const std::string& where) {
   out.clock_before_mhz = r.i32_or("clock_before_mhz", -1);
   out.clock_after_mhz = r.i32_or("clock_after_mhz", -1);
   out.seed = r.u("seed");
+  if (j.contains("device") && !r.null("device")) {
+    Reader d = r.sub("device");
+    DeviceIdentity dev;
+    dev.index = d.i32("index");
+    if (dev.index < 0) d.bad("index", "a device number (0 or more)");
+    dev.name = d.s("name");
+    dev.uuid = d.s_or("uuid", "");
+    out.device = dev;
+  }
   return out;
 }
 

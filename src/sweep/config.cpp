@@ -25,7 +25,7 @@ const std::vector<std::string>& config_keys() {
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "exact_check", "warmup",    "min_samples", "max_samples",
       "max_seconds", "target_noise", "flush_l2",   "threads",      "cpu_mem_limit", "counters",
-      "timeout",     "inputs",     "save_outputs", "pass",        "shard"};
+      "timeout",     "inputs",     "save_outputs", "pass",        "shard",         "devices"};
   return keys;
 }
 
@@ -228,6 +228,8 @@ const std::vector<Setting>& settings() {
       {"timeout", Shape::real,
        [](C& c, std::string_view t, W w) { c.timeout = parse_real(t, w, 0, kMaxTimeout, true); }},
       {"shard", Shape::word, [](C& c, std::string_view t, W w) { c.shard = parse_shard(t, w); }},
+      // A list of integers, or the word "all".
+      {"devices", Shape::integer_list, [](C& c, std::string_view t, W w) { c.devices = parse_devices(t, w); }},
   };
   return table;
 }
@@ -423,6 +425,10 @@ nlohmann::json SweepConfig::to_json() const {
   j["counters"] = counters;
   if (timeout > 0) j["timeout"] = timeout;
   if (shard) j["shard"] = shard->str();
+  if (devices) {
+    if (devices->all) j["devices"] = "all";
+    else j["devices"] = devices->indices;
+  }
   return j;
 }
 

@@ -80,6 +80,10 @@ struct SweepConfig {
   std::string description;
   // Run only this slice of the plan (sweep/shard.h); nullopt: the whole plan.
   std::optional<Shard> shard;
+  // One worker per device, points dealt to whichever is free (sweep/runner.h's
+  // run_sweep_on_devices); nullopt: device 0 alone, rows without a `device`.
+  // Where a run happens, not what it measures: --resume may change it.
+  std::optional<DeviceList> devices;
   // The user's tensors (folder with q.npy, k.npy, v.npy): they fix batch,
   // seqlen, seqlen_k, heads, heads_kv and head_dim, and replace the generated
   // inputs (rounded to each point's dtype). "" = generated inputs.

@@ -26,7 +26,9 @@ const json& field(const json& obj, const char* key) {
 std::vector<std::string> resume_differences(const json& meta, const RunIdentity& now) {
   std::vector<std::string> diffs;
   // seed is compared below, once, from the metadata.
-  static const std::set<std::string> unrelated = {"json", "csv", "md", "save_outputs", "description", "timeout", "seed"};
+  // devices: a resumed run may use other GPUs (each row records its own).
+  static const std::set<std::string> unrelated = {"json",    "csv",  "md",     "save_outputs",
+                                                  "description", "timeout", "seed", "devices"};
   const json& recorded = field(meta, "config");
   std::set<std::string> keys;
   if (recorded.is_object())

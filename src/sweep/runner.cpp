@@ -1,6 +1,8 @@
 #include "sweep/runner.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "core/stop.h"
 #include "measure/cpu_executor.h"
 #include "measure/throttle.h"
+#include "sweep/dealer.h"
 #include "sweep/point_memory.h"
 
 namespace fa {
@@ -220,109 +223,140 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
   if (ceiling > 0) row.matmul_fraction = row.tflops / ceiling;
 }
 
+// What the loop over one point's rows needs besides the point: where its rows
+// go, how it says what runs, and what it counts.
+struct PointRun {
+  const SweepConfig& c;
+  uint64_t seed;
+  Executor& ex;
+  double ceiling;
+  const std::set<std::string>& done;
+  const RunnerHooks& hooks;  // note, stop_requested
+  int64_t host_limit;
+  std::function<void(Result)> emit;                          // a finished row
+  std::function<void(const std::string&)> progress;          // what runs next
+  std::function<void()> skipped;                             // a row in `done`
+  bool warned_counters = false;
+};
+
+SweepEnd stop_now(const RunnerHooks& hooks) {
+  if (hooks.stop_requested && hooks.stop_requested()) return SweepEnd::interrupted;
+  const StopReason r = stop_reason();
+  return r == StopReason::none ? SweepEnd::complete
+                               : r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+}
+
+// One point's rows on run.ex. complete when every row went out; interrupted or
+// timeout when a stop came between rows; sticky_error (with `why`) after the
+// row that met it went out. A stop inside a row throws Stopped.
+SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
+  const SweepConfig& c = run.c;
+  Executor& ex = run.ex;
+  std::vector<const PlannedKernel*> todo;
+  for (const auto& k : pp.kernels) {
+    if (run.done.count(row_key(pp.problem, k))) run.skipped();
+    else todo.push_back(&k);
+  }
+  if (todo.empty()) return SweepEnd::complete;
+  if (SweepEnd e = stop_now(run.hooks); e != SweepEnd::complete) return e;
+  run.progress(pp.problem.describe() + ": inputs and reference");
+
+  // Rows whose outcome is known without running anything come first.
+  bool needs_data = false;
+  for (const auto* k : todo) {
+    if (!k->variant) {
+      Result r = base_row(pp.problem, *k, run.seed);
+      r.status = Status::unsupported;
+      r.reason = k->reason;
+      run.emit(std::move(r));
+    } else {
+      needs_data = true;
+    }
+  }
+  if (!needs_data) return SweepEnd::complete;
+
+  std::string point_oom;
+  PointData data;
+  const int64_t limit = check_limit(c);
+  const PointMemory need =
+      point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
+                   ex.backend(), c.user_inputs != nullptr);
+  if (need.total() > double(run.host_limit)) {
+    point_oom = fmt::format("host memory for this point, about {}, is over the limit of {} bytes "
+                            "(--cpu-mem-limit); nothing was allocated",
+                            need.describe(), run.host_limit);
+  } else {
+    try {
+      data = prepare_point(pp, c, run.seed);
+      data.host_bytes = need.total();
+      data.host_limit = run.host_limit;
+      ex.prepare(pp.problem, data.inputs);
+    } catch (const OutOfMemory& e) {
+      point_oom = e.what();
+    } catch (const std::bad_alloc&) {
+      point_oom = "host allocation for the inputs or the reference failed";
+    }
+  }
+  for (const auto* k : todo) {
+    if (!k->variant) continue;
+    if (SweepEnd e = stop_now(run.hooks); e != SweepEnd::complete) {
+      ex.release();
+      return e;
+    }
+    run.progress(k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
+                 pp.problem.describe());
+    Result r = base_row(pp.problem, *k, run.seed);
+    if (!point_oom.empty()) {
+      r.status = Status::oom;
+      r.reason = point_oom;
+      run.emit(std::move(r));
+      continue;
+    }
+    try {
+      run_kernel(*k, data, c, ex, run.ceiling, r, run.hooks, run.warned_counters);
+    } catch (const KernelError& e) {  // sticky: the device is unusable
+      run.emit(std::move(r));
+      *why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
+      return SweepEnd::sticky_error;
+    }
+    run.emit(std::move(r));
+  }
+  ex.release();
+  return SweepEnd::complete;
+}
+
+int64_t host_limit_of(const SweepConfig& c, int workers) {
+  // Each worker holds a point at a time: the default (half the RAM) is shared.
+  return c.cpu_mem_limit > 0 ? c.cpu_mem_limit : default_cpu_mem_limit() / std::max(1, workers);
+}
+
 void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex, double ceiling,
                 const std::set<std::string>& done, const RunnerHooks& hooks, SweepOutcome& out) {
   const size_t total = plan.rows();
   size_t finished = 0;
-  bool warned_counters = false;
-  const int64_t host_limit = c.cpu_mem_limit > 0 ? c.cpu_mem_limit : default_cpu_mem_limit();
-  auto emit = [&](const Result& r) {
+  PointRun run{c, seed, ex, ceiling, done, hooks, host_limit_of(c, 1), {}, {}, {}};
+  run.emit = [&](Result r) {
     ++out.new_rows;
     ++finished;
     if (hooks.on_row) hooks.on_row(r);
   };
-  auto stop = [&] {
-    if (hooks.stop_requested && hooks.stop_requested()) return SweepEnd::interrupted;
-    const StopReason r = stop_reason();
-    return r == StopReason::none ? SweepEnd::complete
-                                 : r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+  run.progress = [&](const std::string& what) {
+    if (hooks.on_progress) hooks.on_progress(finished, total, what);
   };
-
+  run.skipped = [&] {
+    ++out.skipped;
+    ++finished;
+  };
   for (const PlannedPoint& pp : plan.points) {
-    std::vector<const PlannedKernel*> todo;
-    for (const auto& k : pp.kernels) {
-      if (done.count(row_key(pp.problem, k))) {
-        ++out.skipped;
-        ++finished;
-      } else {
-        todo.push_back(&k);
-      }
-    }
-    if (todo.empty()) continue;
-    if (SweepEnd e = stop(); e != SweepEnd::complete) {
+    const SweepEnd e = run_point(pp, run, &out.why);
+    if (e != SweepEnd::complete) {
       out.end = e;
       return;
     }
-    if (hooks.on_progress)
-      hooks.on_progress(finished, total, pp.problem.describe() + ": inputs and reference");
-
-    // Rows whose outcome is known without running anything come first.
-    bool needs_data = false;
-    for (const auto* k : todo) {
-      if (!k->variant) {
-        Result r = base_row(pp.problem, *k, seed);
-        r.status = Status::unsupported;
-        r.reason = k->reason;
-        emit(r);
-      } else {
-        needs_data = true;
-      }
-    }
-    if (!needs_data) continue;
-
-    std::string point_oom;
-    PointData data;
-    const int64_t limit = check_limit(c);
-    const PointMemory need =
-        point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
-                     ex.backend(), c.user_inputs != nullptr);
-    if (need.total() > double(host_limit)) {
-      point_oom = fmt::format("host memory for this point, about {}, is over the limit of {} bytes "
-                              "(--cpu-mem-limit); nothing was allocated",
-                              need.describe(), host_limit);
-    } else {
-      try {
-        data = prepare_point(pp, c, seed);
-        data.host_bytes = need.total();
-        data.host_limit = host_limit;
-        ex.prepare(pp.problem, data.inputs);
-      } catch (const OutOfMemory& e) {
-        point_oom = e.what();
-      } catch (const std::bad_alloc&) {
-        point_oom = "host allocation for the inputs or the reference failed";
-      }
-    }
-    for (const auto* k : todo) {
-      if (!k->variant) continue;
-      if (SweepEnd e = stop(); e != SweepEnd::complete) {
-        ex.release();
-        out.end = e;
-        return;
-      }
-      if (hooks.on_progress)
-        hooks.on_progress(finished, total,
-                          k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
-                              pp.problem.describe());
-      Result r = base_row(pp.problem, *k, seed);
-      if (!point_oom.empty()) {
-        r.status = Status::oom;
-        r.reason = point_oom;
-        emit(r);
-        continue;
-      }
-      try {
-        run_kernel(*k, data, c, ex, ceiling, r, hooks, warned_counters);
-      } catch (const KernelError& e) {  // sticky: the device is unusable
-        emit(r);
-        out.end = SweepEnd::sticky_error;
-        out.why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
-        return;
-      }
-      emit(r);
-    }
-    ex.release();
   }
 }
+
+SweepEnd stop_end(StopReason r) { return r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted; }
 
 }  // namespace
 
@@ -333,12 +367,97 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t see
     run_points(plan, c, seed, ex, ceiling, done, hooks, out);
   } catch (const Stopped& s) {  // inside a row: the row in progress is abandoned
     ex.release();
-    out.end = s.reason == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+    out.end = stop_end(s.reason);
   }
   // A stop that arrives during the last row still ends the run as stopped.
   if (out.end == SweepEnd::complete)
-    if (StopReason r = stop_reason(); r != StopReason::none)
-      out.end = r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted;
+    if (StopReason r = stop_reason(); r != StopReason::none) out.end = stop_end(r);
+  return out;
+}
+
+SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, uint64_t seed,
+                                  const std::vector<DeviceWorker>& workers, double ceiling,
+                                  const std::set<std::string>& done, const RunnerHooks& hooks) {
+  SweepOutcome out;
+  const size_t total = plan.rows();
+  std::mutex hooks_mu;  // on_progress and note; on_row goes out under InOrder's lock
+  std::atomic<size_t> finished{0}, new_rows{0}, skipped{0};
+  InOrder<Result> in_order(plan.points.size(), [&](const Result& r) {
+    ++new_rows;
+    if (hooks.on_row) {
+      std::lock_guard lock(hooks_mu);
+      hooks.on_row(r);
+    }
+  });
+  RunnerHooks serial = hooks;  // what run_kernel and the stop check see, one worker at a time
+  serial.note = [&](const std::string& msg) {
+    std::lock_guard lock(hooks_mu);
+    if (hooks.note) hooks.note(msg);
+  };
+  serial.stop_requested = [&] {
+    std::lock_guard lock(hooks_mu);
+    return hooks.stop_requested && hooks.stop_requested();
+  };
+  // Per worker: its loop state, and how its last point ended.
+  struct WorkerState {
+    std::optional<PointRun> run;
+    SweepEnd end = SweepEnd::complete;
+    std::string why;
+  };
+  std::vector<WorkerState> state(workers.size());
+  const int64_t host_limit = host_limit_of(c, int(workers.size()));
+  auto work = [&](int w, size_t item) {
+    const DeviceWorker& dw = workers[size_t(w)];
+    WorkerState& ws = state[size_t(w)];
+    if (!ws.run) {
+      dw.executor->bind_thread();
+      ws.run.emplace(PointRun{c, seed, *dw.executor, ceiling, done, serial, host_limit, {}, {}, {}});
+      ws.run->skipped = [&] {
+        ++skipped;
+        ++finished;
+      };
+    }
+    PointRun& run = *ws.run;
+    run.emit = [&, item](Result r) {
+      r.device = dw.device;
+      ++finished;
+      in_order.add(item, std::move(r));
+    };
+    run.progress = [&](const std::string& what) {
+      if (!hooks.on_progress) return;
+      std::lock_guard lock(hooks_mu);
+      hooks.on_progress(finished.load(), total, fmt::format("device {}: {}", dw.device.index, what));
+    };
+    try {
+      ws.end = run_point(plan.points[item], run, &ws.why);
+    } catch (const Stopped& s) {  // inside a row: the row in progress is abandoned
+      dw.executor->release();
+      ws.end = stop_end(s.reason);
+    }
+    if (ws.end != SweepEnd::complete) return false;
+    in_order.finish(item);
+    return true;
+  };
+  const DealEnd dealt = deal(plan.points.size(), int(workers.size()), work,
+                             [&] { return stop_now(serial) != SweepEnd::complete; });
+  // Rows that waited behind a point another worker left unfinished.
+  in_order.flush();
+  out.new_rows = new_rows.load();
+  out.skipped = skipped.load();
+  for (const WorkerState& ws : state)
+    if (ws.end == SweepEnd::sticky_error && out.end != SweepEnd::sticky_error) {
+      out.end = SweepEnd::sticky_error;
+      out.why = ws.why;
+    }
+  if (dealt.error) std::rethrow_exception(dealt.error);
+  if (out.end == SweepEnd::complete) {
+    for (const WorkerState& ws : state)
+      if (ws.end != SweepEnd::complete) out.end = ws.end;
+    // The stop check held back the points not dealt.
+    if (out.end == SweepEnd::complete && dealt.dealt < plan.points.size()) out.end = SweepEnd::interrupted;
+    // A stop that arrives during the last row still ends the run as stopped.
+    if (StopReason r = stop_reason(); r != StopReason::none) out.end = stop_end(r);
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "measure/executor.h"
@@ -44,5 +45,26 @@ struct SweepOutcome {
 SweepOutcome run_sweep(const SweepPlan&, const SweepConfig&, uint64_t seed, Executor&,
                        double matmul_ceiling_tflops, const std::set<std::string>& done,
                        const RunnerHooks&);
+
+// One worker of run_sweep_on_devices: an executor, and the device its rows record.
+struct DeviceWorker {
+  Executor* executor = nullptr;
+  DeviceIdentity device;
+};
+
+// run_sweep with one worker thread per executor (--devices): points are dealt
+// in plan order to whichever worker is free (sweep/dealer.h), a point's rows all
+// run (and are timed) on that worker's executor, and each row carries its
+// worker's `device`. on_row sees the rows in plan order, each once every row
+// before it went out; on_row, on_progress (its text led by "device N: ") and note
+// are called one at a time. A stop (core/stop.h, stop_requested) ends every
+// worker within a row; a sticky error on one device stops the dealing, the other
+// workers finish the point they hold, and the sweep ends as sticky_error. An
+// exception from a worker is rethrown once every row went out. Rows that wait behind a point left
+// unfinished still go out, so the files keep every finished row. With several
+// workers, the default --cpu-mem-limit (half the RAM) is shared among them.
+SweepOutcome run_sweep_on_devices(const SweepPlan&, const SweepConfig&, uint64_t seed,
+                                  const std::vector<DeviceWorker>&, double matmul_ceiling_tflops,
+                                  const std::set<std::string>& done, const RunnerHooks&);
 
 }  // namespace fa

@@ -1,5 +1,6 @@
 #include "sweep/values.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -104,6 +105,48 @@ Shard parse_shard(std::string_view text, std::string_view where) {
   if (part[1] < 1 || part[1] > kMaxShards || part[0] < 1 || part[0] > part[1])
     throw UsageError(fmt::format("{}: '{}' is out of range; {}", where, text, expected));
   return Shard{int(part[0]), int(part[1])};
+}
+
+}  // namespace fa
+
+namespace fa {
+
+std::string DeviceList::str() const {
+  if (all) return "all";
+  std::string s;
+  for (int i : indices) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s;
+}
+
+DeviceList parse_devices(std::string_view text, std::string_view where) {
+  const std::string expected =
+      fmt::format("expected device numbers 0 to {}, each once (e.g. 0,1), or all", kMaxDevices - 1);
+  const std::string_view s = trim(text);
+  if (s.empty()) throw UsageError(fmt::format("{}: empty value; {}", where, expected));
+  DeviceList out;
+  if (s == "all") {
+    out.all = true;
+    return out;
+  }
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = std::min(s.find(',', start), s.size());
+    const std::string_view item = trim(s.substr(start, comma - start));
+    if (item.empty()) throw UsageError(fmt::format("{}: empty entry in '{}'; {}", where, text, expected));
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    // Digits only: "-1", "+1", "1.0" and "0x1" are no device numbers.
+    if (item.front() == '-' || item.front() == '+' || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
+        p != item.data() + item.size())
+      throw UsageError(fmt::format("{}: '{}' is not a device number (in '{}'); {}", where, item, text, expected));
+    if (ec == std::errc::result_out_of_range || v >= kMaxDevices)
+      throw UsageError(fmt::format("{}: '{}' is out of range (in '{}'); {}", where, item, text, expected));
+    if (std::find(out.indices.begin(), out.indices.end(), int(v)) != out.indices.end())
+      throw UsageError(fmt::format("{}: device {} appears twice in '{}'; {}", where, v, text, expected));
+    out.indices.push_back(int(v));
+    start = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace fa

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fa {
 
@@ -33,5 +34,19 @@ struct Shard {
 constexpr int kMaxShards = 65536;
 // "K/N" with 1 <= K <= N <= kMaxShards, each an integer in the flag syntax.
 Shard parse_shard(std::string_view text, std::string_view where);
+
+// The devices a sweep or check runs on, one worker each (--devices LIST|all):
+// `all` is every device the back end sees, resolved once the back end is chosen
+// (cli/common/devices.h); `indices` are the back end's device numbers, each once,
+// in the order given.
+struct DeviceList {
+  bool all = false;
+  std::vector<int> indices;
+  std::string str() const;  // "all" or "0,1"
+};
+// More workers than this is a typo (no host carries so many GPUs).
+constexpr int kMaxDevices = 64;
+// "all", or a comma-separated list of integers in [0, kMaxDevices), each once.
+DeviceList parse_devices(std::string_view text, std::string_view where);
 
 }  // namespace fa

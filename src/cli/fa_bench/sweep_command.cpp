@@ -12,6 +12,7 @@
 
 #include "cli/common/backend.h"
 #include "cli/common/command_line.h"
+#include "cli/common/devices.h"
 #include "cli/common/exit_codes.h"
 #include "cli/common/interrupt.h"
 #include "cli/common/progress.h"
@@ -88,8 +89,9 @@ int run_sweep_command(SweepOptions& o) {
     src = config_from_json(resumed_meta["config"], *o.resume + ": metadata.config");
     // The recorded output paths were relative to another run's working folder:
     // a resume writes FILE, and other outputs only where the command line says.
+    // The devices too: a resume runs where its command line says (device 0 by default).
     std::erase_if(src.file, [](const ConfigSource::FileValue& v) {
-      return v.key == "json" || v.key == "csv" || v.key == "md" || v.key == "save_outputs";
+      return v.key == "json" || v.key == "csv" || v.key == "md" || v.key == "save_outputs" || v.key == "devices";
     });
   }
   for (const auto& [key, text] : o.values) apply_override(src, key, text, o.flag_of[key]);
@@ -114,7 +116,14 @@ int run_sweep_command(SweepOptions& o) {
   check_paths(o, cfg);
 
   // 2. Back end and plan: unknown kernels, unsupported head dims -> exit 2 here.
-  std::unique_ptr<Executor> ex = pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
+  std::unique_ptr<Executor> picked = pick_executor(kProg, cfg.backend, cfg.threads, cfg.cpu_mem_limit);
+  // --devices: one worker per device, each checked here; slot 0 describes the run.
+  std::vector<DeviceSlot> slots;
+  if (cfg.devices) {
+    slots = open_devices(std::move(picked), *cfg.devices, cfg.origin.at("devices"));
+    cfg.devices = device_list_of(slots);
+  }
+  Executor* ex = slots.empty() ? picked.get() : slots.front().executor.get();
   SweepPlan plan = plan_sweep(cfg, ex->backend(), Registry::instance());
   const std::string whole_plan_hash = plan_hash(plan);
   const size_t whole_plan_rows = plan.rows();
@@ -154,6 +163,7 @@ int run_sweep_command(SweepOptions& o) {
   mi.config = cfg.to_json();
   mi.seed = seed;
   mi.device = ex->info();
+  for (const DeviceSlot& d : slots) mi.devices.push_back(d.executor->info());
   mi.backend = std::string(to_string(ex->backend()));
   mi.timing_method = ex->backend() == Backend::cpu
                          ? "host steady_clock, no cache flush"
@@ -205,7 +215,13 @@ int run_sweep_command(SweepOptions& o) {
   install_sigint_handler();
   SweepOutcome out;
   try {
-    out = run_sweep(plan, cfg, seed, *ex, mi.matmul_ceiling_tflops, done, hooks);
+    if (slots.empty()) {
+      out = run_sweep(plan, cfg, seed, *ex, mi.matmul_ceiling_tflops, done, hooks);
+    } else {
+      std::vector<DeviceWorker> workers;
+      for (const DeviceSlot& d : slots) workers.push_back(DeviceWorker{d.executor.get(), d.device});
+      out = run_sweep_on_devices(plan, cfg, seed, workers, mi.matmul_ceiling_tflops, done, hooks);
+    }
   } catch (const std::exception& e) {
     // Say in the files why they stop where they do; the error itself goes to stderr.
     progress.clear();

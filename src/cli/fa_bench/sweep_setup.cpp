@@ -69,6 +69,11 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--shard", "shard",
        "Run the K-th of N slices of the sweep's plan (whole points, balanced by estimated FLOPs; needs "
        "--seed, the same for every shard); fa-bench merge joins the shards' files. Example: --shard 2/4", "K/N"},
+      {"--devices", "devices",
+       "Run on these devices, one worker each: points are dealt in plan order to whichever device is "
+       "free, each point's rows all timed on one device, rows written in plan order, each with its "
+       "device. all: every device this process sees. cuda only (the cpu back end is one device, 0). "
+       "Default: device 0, rows without a device. Example: --devices 0,1", "LIST|all"},
       {"--timeout", "timeout",
        "Wall-clock limit of the whole sweep, in seconds: when it passes, the row in progress is abandoned, "
        "the files keep every finished row with run_status 'timeout', and the exit code is 124. "

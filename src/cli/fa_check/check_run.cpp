@@ -166,6 +166,8 @@ std::string replay_command(const std::string& program, const CheckRow& row, cons
                                 quote(row.result.problem.describe()), to_string(row.distribution), s.seed);
   if (s.max_check_rows != default_max_check_rows) cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
   if (s.exact_check) cmd += " --exact-check";
+  // The same device: a fault may be one GPU's alone.
+  if (row.result.device) cmd += fmt::format(" --devices {}", row.result.device->index);
   return cmd;
 }
 

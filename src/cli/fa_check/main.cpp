@@ -2,6 +2,7 @@
 // against the float64 reference (no timing), or prove with --self-test that
 // the check catches deliberately broken kernels. main parses and dispatches;
 // the loop is the sweep runner's (validate-only).
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "build_info.h"
 #include "cli/common/backend.h"
 #include "cli/common/command_line.h"
+#include "cli/common/devices.h"
 #include "cli/common/exit_codes.h"
 #include "cli/common/interrupt.h"
 #include "cli/fa_check/check_report.h"
@@ -23,6 +25,7 @@
 #include "core/stop.h"
 #include "report/metadata.h"
 #include "report/output_path.h"
+#include "sweep/dealer.h"
 #include "sweep/values.h"
 
 namespace fa::check {
@@ -39,12 +42,13 @@ struct Options {
   int64_t max_check_rows = kDefaultMaxCheckRows;
   int threads = 0;
   double timeout = 0;  // seconds; 0 = none
+  std::optional<DeviceList> devices;  // --devices; nullopt: device 0, rows without a device
 };
 
 // The flags' text as typed; parse_flags turns each into its typed field once,
 // with the sweep's parsers (the same ranges, the same messages).
 struct FlagTexts {
-  std::string seed, max_check_rows, threads, timeout;
+  std::string seed, max_check_rows, threads, timeout, devices;
 };
 
 void parse_flags(const CLI::App& app, const FlagTexts& t, Options& o) {
@@ -53,6 +57,7 @@ void parse_flags(const CLI::App& app, const FlagTexts& t, Options& o) {
   if (given("--max-check-rows")) o.max_check_rows = parse_integer(t.max_check_rows, "--max-check-rows", 1, INT_MAX);
   if (given("--threads")) o.threads = int(parse_integer(t.threads, "--threads", 0, 1024));
   if (given("--timeout")) o.timeout = parse_real(t.timeout, "--timeout", 0, 30 * 86400.0, true);
+  if (given("--devices")) o.devices = parse_devices(t.devices, "--devices");
   for (auto [flag, value] : {std::pair<const char*, const std::string*>{"--config", &o.config},
                              {"--kernels", &o.kernels}, {"--case", &o.case_text},
                              {"--distribution", &o.distribution}, {"--json", &o.json}, {"--csv", &o.csv},
@@ -90,6 +95,42 @@ std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
   return picked;
 }
 
+// The cases x distributions dealt to the devices' workers in order (sweep/dealer.h),
+// each whole on one device; rows reach on_row in the order one device would
+// give them, each with its device. The first error of a worker (a sticky device
+// error, a stop) is rethrown once every finished row went out.
+size_t run_on_devices(const std::vector<CheckCase>& cases, const std::vector<const KernelVariant*>& kernels,
+                      const CheckSettings& s, const std::vector<cli::DeviceSlot>& slots,
+                      const std::function<void(const CheckRow&)>& on_row) {
+  std::vector<std::pair<const CheckCase*, Distribution>> items;
+  for (const CheckCase& c : cases)
+    for (Distribution d : c.distributions) items.emplace_back(&c, d);
+  InOrder<CheckRow> in_order(items.size(), on_row);
+  std::atomic<size_t> unsupported{0};
+  std::vector<char> bound(slots.size(), 0);
+  const DealEnd end = deal(
+      items.size(), int(slots.size()),
+      [&](int w, size_t i) {
+        const cli::DeviceSlot& slot = slots[size_t(w)];
+        if (!bound[size_t(w)]) {  // a worker keeps its thread
+          slot.executor->bind_thread();
+          bound[size_t(w)] = 1;
+        }
+        const auto& [c, d] = items[i];
+        unsupported += run_case(c->problem, c->passes, d, kernels, s, *slot.executor, [&](const CheckRow& row) {
+          CheckRow r = row;
+          r.result.device = slot.device;
+          in_order.add(i, std::move(r));
+        });
+        in_order.finish(i);
+        return true;
+      },
+      [] { return stop_reason() != StopReason::none; });
+  in_order.flush();
+  if (end.error) std::rethrow_exception(end.error);
+  return unsupported.load();
+}
+
 int run(const Options& o, const std::string& program) {
   {
     std::vector<PathUse> outputs;
@@ -106,7 +147,11 @@ int run(const Options& o, const std::string& program) {
   if (o.self_test && backend == "cuda") self_test_selection(Backend::cuda);
   if (!o.self_test) check_faulty_entries(o.kernels, Registry::instance());
 
-  std::unique_ptr<Executor> ex = cli::pick_executor(kProg, backend, o.threads, 0);
+  std::unique_ptr<Executor> picked = cli::pick_executor(kProg, backend, o.threads, 0);
+  // --devices: one worker per device, each checked here; slot 0 describes the run.
+  std::vector<cli::DeviceSlot> slots;
+  if (o.devices) slots = cli::open_devices(std::move(picked), *o.devices, "--devices");
+  Executor* ex = slots.empty() ? picked.get() : slots.front().executor.get();
   const std::vector<CheckCase> cases = select_cases(o, ex->backend());
   const KernelSet set = resolve_kernels(o.self_test ? self_test_selection(ex->backend()) : o.kernels,
                                         ex->backend(), Registry::instance());
@@ -136,8 +181,10 @@ int run(const Options& o, const std::string& program) {
                {"max_check_rows", o.max_check_rows},
                {"exact_check", o.exact_check},
                {"seed", s.seed}};
+  if (!slots.empty()) mi.config["devices"] = cli::device_list_of(slots).indices;
   mi.seed = s.seed;
   mi.device = ex->info();
+  for (const cli::DeviceSlot& d : slots) mi.devices.push_back(d.executor->info());
   mi.backend = std::string(to_string(ex->backend()));
   mi.timing_method = "none (validation only)";
   nlohmann::json meta = build_metadata(mi);
@@ -158,18 +205,23 @@ int run(const Options& o, const std::string& program) {
   cli::install_sigint_handler();
   std::string run_status = "complete", sticky;
   if (table_on_stdout) std::fputs(table_header().c_str(), stdout);
+  auto on_row = [&](const CheckRow& row) {
+    rows.push_back(row);
+    write_reports("running", false);
+    if (!table_on_stdout) return;
+    std::fputs(table_row(row).c_str(), stdout);
+    std::fflush(stdout);
+  };
   try {
-    for (const CheckCase& c : cases)
-      for (Distribution d : c.distributions) {
-        throw_if_stopped();
-        unsupported += run_case(c.problem, c.passes, d, set.kernels, s, *ex, [&](const CheckRow& row) {
-          rows.push_back(row);
-          write_reports("running", false);
-          if (!table_on_stdout) return;
-          std::fputs(table_row(row).c_str(), stdout);
-          std::fflush(stdout);
-        });
-      }
+    if (slots.empty()) {
+      for (const CheckCase& c : cases)
+        for (Distribution d : c.distributions) {
+          throw_if_stopped();
+          unsupported += run_case(c.problem, c.passes, d, set.kernels, s, *ex, on_row);
+        }
+    } else {
+      unsupported += run_on_devices(cases, set.kernels, s, slots, on_row);
+    }
     throw_if_stopped();  // a stop during the last case
   } catch (const KernelError& e) {
     if (!e.sticky) throw;
@@ -261,6 +313,12 @@ int main(int argc, char** argv) {
                  "Wall-clock limit of the whole check, in seconds: when it passes, the row in progress is "
                  "abandoned, the files keep every finished row (run_status 'timeout'), exit code 124")
       ->type_name("SECONDS");
+  app.add_option("--devices", texts.devices,
+                 "Check on these devices, one worker each: cases are dealt in order to whichever device is "
+                 "free, rows written in the order one device gives them, each with its device. all: every "
+                 "device this process sees. cuda only (the cpu back end is one device, 0). Default: device 0, "
+                 "rows without a device. Example: --devices 0,1")
+      ->type_name("LIST|all");
   app.add_option("--json", o.json, "Write every row with metadata to this JSON file")->type_name("FILE");
   app.add_option("--csv", o.csv, "Write every row to this CSV file")->type_name("FILE");
   app.add_flag("--self-test", o.self_test,
