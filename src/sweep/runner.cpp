@@ -1,6 +1,7 @@
 #include "sweep/runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <new>
 #include <optional>
@@ -56,8 +57,18 @@ struct PointData {
   int64_t host_limit = 0;  // --cpu-mem-limit, resolved
 };
 
-// Rows (and a backward's columns) are compared up to this many, beyond it sampled.
-int64_t check_limit(const SweepConfig& c) { return c.exact_check ? INT64_MAX : c.max_check_rows; }
+// Seconds since `t0`, added to `into` when the scope ends (so a throw still counts).
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // A point whose kernels include a backward also needs dO and the reference gradients.
 bool has_backward(const PlannedPoint& pp) {
@@ -65,9 +76,26 @@ bool has_backward(const PlannedPoint& pp) {
                      [](const PlannedKernel& k) { return k.pass != Pass::fwd && k.variant; });
 }
 
-PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
+// The blocks the point's check samples around (the largest in play, so every
+// kernel's boundary rows are among those checked); grad_block_n only when a
+// row runs a backward.
+struct CheckBlocks {
+  int block_m = 0;
+  std::optional<int> grad_block_n;
+};
+
+CheckBlocks check_blocks(const PlannedPoint& pp) {
+  CheckBlocks b;
+  for (const auto& k : pp.kernels) {
+    b.block_m = std::max(b.block_m, k.tile.block_m);
+    if (k.pass != Pass::fwd && k.variant) b.grad_block_n = std::max(b.grad_block_n.value_or(0), k.tile.block_n);
+  }
+  return b;
+}
+
+// The inputs on the host (dO too for a backward) and on the back end.
+void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
-  PointData d;
   if (c.user_inputs) {
     d.inputs = c.user_inputs->tensors;  // the user's tensors, at this point's precision
     round_to_dtype(d.inputs.q, p.dtype);
@@ -76,17 +104,21 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
   } else {
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
-  // Rows (and, for the gradients, columns) are sampled around the largest block
-  // boundary in play, so every kernel's boundary rows are among those checked.
-  int block_m = 0;
-  std::optional<int> grad_block_n;
-  for (const auto& k : pp.kernels) {
-    block_m = std::max(block_m, k.tile.block_m);
-    if (k.pass != Pass::fwd && k.variant) grad_block_n = std::max(grad_block_n.value_or(0), k.tile.block_n);
+  if (check_blocks(pp).grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  ex.prepare(p, d.inputs);
+}
+
+// The reference and tolerances: on the cuda back end, for a point without a
+// backward, from the device tensors the kernels read (check/validate.h).
+void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
+  const CheckBlocks b = check_blocks(pp);
+  std::optional<DeviceInputs> device;
+  if (ex.backend() == Backend::cuda && !b.grad_block_n) {
+    const AttnParams a = ex.params();
+    device = DeviceInputs{a.q, a.k, a.v};
   }
-  if (grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
-  d.check = check_point(p, d.inputs, check_limit(c), block_m, seed, c.threads, grad_block_n);
-  return d;
+  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), b.grad_block_n.has_value()), b.block_m,
+                        seed, c.threads, b.grad_block_n, device ? &*device : nullptr);
 }
 
 int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
@@ -115,7 +147,7 @@ std::string refusal(const PlannedKernel& k, const AttnProblem& p) {
 // One kernel on a prepared point. Throws only a sticky KernelError (after
 // filling `row`), which ends the sweep.
 void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Executor& ex, double ceiling,
-                Result& row, const RunnerHooks& hooks, bool& warned_counters) {
+                Result& row, const RunnerHooks& hooks, bool& warned_counters, WallTimeSplit& wall) {
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
   if (std::string why = refusal(k, p); !why.empty()) {
@@ -143,7 +175,11 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     // A backward's check reserves the workspace itself: its partner's, then its own.
     if (k.pass == Pass::fwd) ex.reserve_workspace(workspace_of(v, p));
     const BackwardCheck bwd{k.partner, &d.inputs, &d.grad_tolerances, c.threads};
-    const Validation val = validate_variant(v, p, ex, d.check, row.seed, save, k.pass == Pass::fwd ? nullptr : &bwd);
+    Validation val;
+    {
+      Stopwatch w(wall.validation);
+      val = validate_variant(v, p, ex, d.check, row.seed, save, k.pass == Pass::fwd ? nullptr : &bwd);
+    }
     row.peak_extra_bytes = k.pass == Pass::fwd_bwd ? std::max(val.peak_extra_bytes, val.partner_peak_extra_bytes)
                                                     : val.peak_extra_bytes;
     row.errors = val.errors;
@@ -179,6 +215,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     // their host work needs a longer hold to stay outside the events.
     TimingOptions timing = c.timing;
     if (k.pass != Pass::fwd) timing.hold_us = kBackwardHoldUs;
+    Stopwatch timing_time(wall.timing);  // the timing loop and the counters pass
     row.timing = ex.time(launch, timing);
     if (c.counters && ex.backend() != Backend::cuda && !warned_counters) {
       warned_counters = true;
@@ -254,7 +291,7 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
       return;
     }
     if (hooks.on_progress)
-      hooks.on_progress(finished, total, pp.problem.describe() + ": inputs and reference");
+      hooks.on_progress(finished, total, pp.problem.describe() + ": inputs and reference", out.wall);
 
     // Rows whose outcome is known without running anything come first.
     bool needs_data = false;
@@ -270,9 +307,10 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
     }
     if (!needs_data) continue;
 
-    std::string point_oom;
+    std::string point_oom, point_error;
+    bool point_sticky = false;
     PointData data;
-    const int64_t limit = check_limit(c);
+    const int64_t limit = check_limit(c, ex.backend(), has_backward(pp));
     const PointMemory need =
         point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
                      ex.backend(), c.user_inputs != nullptr);
@@ -282,14 +320,21 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
                               need.describe(), host_limit);
     } else {
       try {
-        data = prepare_point(pp, c, seed);
         data.host_bytes = need.total();
         data.host_limit = host_limit;
-        ex.prepare(pp.problem, data.inputs);
+        {
+          Stopwatch w(out.wall.inputs);
+          prepare_inputs(pp, c, seed, ex, data);
+        }
+        Stopwatch w(out.wall.reference);
+        prepare_reference(pp, c, seed, ex, data);
       } catch (const OutOfMemory& e) {
         point_oom = e.what();
       } catch (const std::bad_alloc&) {
         point_oom = "host allocation for the inputs or the reference failed";
+      } catch (const KernelError& e) {  // the GPU reference's device work failed
+        point_error = fmt::format("the reference failed: {} (seed {})", e.what(), seed);
+        point_sticky = e.sticky;
       }
     }
     for (const auto* k : todo) {
@@ -302,7 +347,8 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
       if (hooks.on_progress)
         hooks.on_progress(finished, total,
                           k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
-                              pp.problem.describe());
+                              pp.problem.describe(),
+                          out.wall);
       Result r = base_row(pp.problem, *k, seed);
       if (!point_oom.empty()) {
         r.status = Status::oom;
@@ -310,8 +356,19 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
         emit(r);
         continue;
       }
+      if (!point_error.empty()) {
+        r.status = Status::error;
+        r.reason = point_error;
+        emit(r);
+        if (point_sticky) {
+          out.end = SweepEnd::sticky_error;
+          out.why = fmt::format("the reference on {}: {}", pp.problem.describe(), point_error);
+          return;
+        }
+        continue;
+      }
       try {
-        run_kernel(*k, data, c, ex, ceiling, r, hooks, warned_counters);
+        run_kernel(*k, data, c, ex, ceiling, r, hooks, warned_counters, out.wall);
       } catch (const KernelError& e) {  // sticky: the device is unusable
         emit(r);
         out.end = SweepEnd::sticky_error;
@@ -325,6 +382,12 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
 }
 
 }  // namespace
+
+int64_t check_limit(const SweepConfig& c, Backend backend, bool has_backward) {
+  if (c.exact_check) return INT64_MAX;
+  if (backend == Backend::cuda && !has_backward && !c.origin.count("max_check_rows")) return INT64_MAX;
+  return c.max_check_rows;
+}
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
                        double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
