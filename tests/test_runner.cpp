@@ -354,7 +354,7 @@ TEST(RunnerOnDevices, TheSameRowsInPlanOrderEachWithItsDevice) {
   TwoDevices devs;
   std::vector<std::string> progress;
   hooks.on_row = [&](const Result& r) { multi.push_back(r); };
-  hooks.on_progress = [&](size_t, size_t, const std::string& what) { progress.push_back(what); };
+  hooks.on_progress = [&](size_t, size_t, const std::string& what, const WallTimeSplit&) { progress.push_back(what); };
   const SweepOutcome out = run_sweep_on_devices(plan, quick_config(), 3, devs.workers, 0, {}, hooks);
   EXPECT_EQ(out.end, SweepEnd::complete);
   EXPECT_EQ(out.new_rows, plan.rows());
@@ -418,7 +418,7 @@ TEST(RunnerOnDevices, DoneRowsAreSkippedAndAStopEndsEveryWorker) {
   hooks.on_row = [&](const Result& r) { rows.push_back(r); };
   std::atomic<int> seen{0};
   hooks.stop_requested = [&] { return seen.load() >= 3; };
-  hooks.on_progress = [&](size_t done, size_t, const std::string&) { seen = int(done); };
+  hooks.on_progress = [&](size_t done, size_t, const std::string&, const WallTimeSplit&) { seen = int(done); };
   const SweepOutcome out = run_sweep_on_devices(plan, quick_config(), 3, devs.workers, 0, {done_row.key()}, hooks);
   EXPECT_EQ(out.end, SweepEnd::interrupted);
   EXPECT_EQ(out.skipped, 1u);
@@ -427,6 +427,50 @@ TEST(RunnerOnDevices, DoneRowsAreSkippedAndAStopEndsEveryWorker) {
   EXPECT_EQ(rows[0].kernel, "b");  // point 0's "a" was done
   EXPECT_EQ(rows[0].problem.seqlen_q, 16);
   EXPECT_EQ(out.new_rows, rows.size());
+}
+
+}  // namespace
+}  // namespace fa
+
+namespace fa {
+namespace {
+
+// The cuda back end checks every row of a forward point unless max_check_rows was
+// set; a backward point, and the cpu back end, sample beyond max_check_rows.
+TEST(Runner, CheckLimitPerBackEnd) {
+  SweepConfig c;
+  EXPECT_EQ(check_limit(c, Backend::cpu, false), 2048);
+  EXPECT_EQ(check_limit(c, Backend::cpu, true), 2048);
+  EXPECT_EQ(check_limit(c, Backend::cuda, false), INT64_MAX);
+  EXPECT_EQ(check_limit(c, Backend::cuda, true), 2048);
+  c.max_check_rows = 512;
+  c.origin["max_check_rows"] = "--max-check-rows";
+  EXPECT_EQ(check_limit(c, Backend::cuda, false), 512);
+  c.exact_check = true;
+  EXPECT_EQ(check_limit(c, Backend::cpu, true), INT64_MAX);
+  EXPECT_EQ(check_limit(c, Backend::cuda, true), INT64_MAX);
+}
+
+// The wall time split covers each phase a row goes through, and the progress
+// hook sees it grow.
+TEST(Runner, WallTimeSplitCoversEachPhase) {
+  KernelVariant good = planted("good", nullptr);
+  SweepPlan plan;
+  plan.points.push_back(PlannedPoint{small_problem(), {planned(good)}});
+  auto ex = make_cpu_executor(1, int64_t(1) << 30);
+  RunnerHooks hooks;
+  std::vector<WallTimeSplit> seen;
+  hooks.on_progress = [&](size_t, size_t, const std::string&, const WallTimeSplit& w) { seen.push_back(w); };
+  const SweepOutcome out = run_sweep(plan, quick_config(), 3, *ex, 0, {}, hooks);
+  ASSERT_EQ(out.end, SweepEnd::complete);
+  EXPECT_GT(out.wall.inputs, 0);
+  EXPECT_GT(out.wall.reference, 0);
+  EXPECT_GT(out.wall.validation, 0);
+  EXPECT_GT(out.wall.timing, 0);
+  ASSERT_EQ(seen.size(), 2u);  // the point's inputs and reference, then its one row
+  EXPECT_EQ(seen[0].reference, 0);
+  EXPECT_GT(seen[1].reference, 0);
+  EXPECT_EQ(seen[1].timing, 0);
 }
 
 }  // namespace

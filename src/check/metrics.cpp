@@ -102,6 +102,27 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
   return total;
 }
 
+// The standard's errors from its outputs on the reference's rows: O everywhere,
+// LSE on rows that see a key (the standard_in_precision figures).
+StandardErrors standard_errors(const AttnProblem& p, const StandardRows& s, const ReferenceOutputs& ref) {
+  if (s.rows != ref.rows || s.o.size() != ref.o.size() || s.lse.size() != ref.lse.size())
+    throw KernelError(fmt::format("tolerances_for: the standard's rows or sizes do not match the reference's on {}",
+                                  p.describe()));
+  StandardErrors err;
+  for (size_t i = 0; i < ref.o.size(); ++i) err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(s.o[i]) - ref.o[i]));
+  for (size_t i = 0; i < ref.lse.size(); ++i)
+    if (!(std::isinf(ref.lse[i]) && ref.lse[i] < 0))
+      err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(s.lse[i]) - ref.lse[i]));
+  return err;
+}
+
+Tolerances tolerances_from(const AttnProblem& p, const StandardErrors& e) {
+  Tolerances t;
+  t.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
+  t.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
+  return t;
+}
+
 }  // namespace
 
 ErrorMetrics compare_outputs(const AttnProblem& p, const HostOutputs& out,
@@ -152,11 +173,11 @@ double o_tolerance(const AttnProblem& p, const HostInputs& in, const ReferenceOu
 }
 
 Tolerances tolerances_for(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
-  const StandardErrors e = standard_in_precision(p, in, ref);
-  Tolerances t;
-  t.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
-  t.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
-  return t;
+  return tolerances_from(p, standard_in_precision(p, in, ref));
+}
+
+Tolerances tolerances_for(const AttnProblem& p, const StandardRows& s, const ReferenceOutputs& ref) {
+  return tolerances_from(p, standard_errors(p, s, ref));
 }
 
 bool passes(const ErrorMetrics& m, const Tolerances& t) {

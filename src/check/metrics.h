@@ -2,6 +2,7 @@
 // rule (docs/MEASUREMENT.md states it with the floors).
 #pragma once
 #include "check/error_accumulator.h"
+#include "check/standard_gpu.h"
 #include "core/tensors.h"
 #include "core/result.h"
 #include "core/tolerances.h"
@@ -21,6 +22,9 @@ double dtype_floor(DType);
 // The point's tolerances: O as o_tolerance, LSE 1e-3 + 2 x the same standard
 // implementation's LSE max abs error, with one pass of that standard.
 Tolerances tolerances_for(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
+// The same rule from the standard's outputs computed elsewhere (on the GPU,
+// check/standard_gpu.h) on the reference's rows.
+Tolerances tolerances_for(const AttnProblem&, const StandardRows&, const ReferenceOutputs&);
 // Finite everywhere, O max abs error <= tolerance, LSE's <= lse_tolerance (1e-3 when unset).
 bool passes(const ErrorMetrics&, const Tolerances&);
 

@@ -7,6 +7,7 @@
 #include "check/grad_metrics.h"
 #include "check/metrics.h"
 #include "check/sampling.h"
+#include "check/standard_gpu.h"
 
 namespace fa {
 
@@ -98,7 +99,7 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
 }  // namespace
 
 PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t max_check_rows, int block_m,
-                       uint64_t seed, int threads, std::optional<int> grad_block_n) {
+                       uint64_t seed, int threads, std::optional<int> grad_block_n, const DeviceInputs* device) {
   std::vector<int64_t> rows;  // empty: every row
   if (p.seqlen_q > max_check_rows)
     rows = sample_rows(p, max_check_rows, block_m > 0 ? block_m : kDefaultSampleBlock, seed);
@@ -108,6 +109,10 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
     if (p.seqlen_k > max_check_rows)
       cols = sample_cols(p, max_check_rows, *grad_block_n > 0 ? *grad_block_n : kDefaultSampleBlock, seed);
     c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+  } else if (device) {
+    c.ref = reference_forward_gpu(p, *device, std::move(rows));
+    c.tolerances = tolerances_for(p, standard_forward_gpu(p, *device, c.ref.rows), c.ref);
+    return c;
   } else {
     c.ref = reference_forward(p, inputs, rows, threads);
   }

@@ -19,6 +19,7 @@
 #include "core/tolerances.h"
 #include "measure/executor.h"
 #include "reference/attention_grad.h"
+#include "reference/gpu_reference.h"
 #include "reference/reference.h"
 #include "registry/kernel.h"
 
@@ -38,8 +39,14 @@ struct PointCheck {
 // dO), also the reference gradients, dK and dV on every key column up to
 // max_check_rows of seqlen_k, beyond that on a seeded sample around block_n-sized
 // blocks (128 when 0): one float64 pass gives the forward and the gradients.
+//
+// With `device` (the cuda back end: the tensors the kernels read), the forward
+// reference is the GPU one (reference/gpu_reference.h) and the tolerance rule's
+// standard runs on the GPU too (check/standard_gpu.h), so every row costs little;
+// a point with gradients keeps the host float64 pass for them and for its forward.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
-                       uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt);
+                       uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
+                       const DeviceInputs* device = nullptr);
 
 // A point's gradient tolerances, computed once and shared by every backward row of
 // the point: the standard they derive from forms D from its own stored P and dP,

@@ -24,6 +24,8 @@ void ResultsFiles::add(const Result& r) {
   write(false);
 }
 
+void ResultsFiles::set_metadata(const std::string& key, nlohmann::json value) { metadata_[key] = std::move(value); }
+
 void ResultsFiles::finish(const std::string& run_status) {
   metadata_["run_status"] = run_status;
   write(true);

@@ -19,6 +19,8 @@ class ResultsFiles {
   ResultsFiles(std::string json_path, std::string csv_path, std::string md_path,
                nlohmann::json metadata, std::vector<Result> rows);
   void add(const Result&);
+  // Sets one metadata key, written with the next row or finish().
+  void set_metadata(const std::string& key, nlohmann::json value);
   // "complete", "interrupted", "stopped: <why>": recorded in metadata.run_status.
   void finish(const std::string& run_status);
   const std::vector<Result>& rows() const { return rows_; }

@@ -130,6 +130,26 @@ json merged_metadata(const std::vector<MergePiece>& pieces, const std::vector<Pi
   m["shard"] = nullptr;
   m["rows"] = rows;
   m["run_status"] = run_status;
+  // The shards' wall time split, summed (work done, not elapsed: shards overlap);
+  // null when a file has none.
+  json wall = json::object();
+  for (const MergePiece& p : pieces) {
+    const auto it = p.metadata.find("wall_time_s");
+    if (it == p.metadata.end() || !it->is_object()) {
+      wall = nullptr;
+      break;
+    }
+    for (const char* k : {"inputs", "reference", "validation", "timing"}) {
+      const auto v = it->find(k);
+      if (v == it->end() || !v->is_number()) {
+        wall = nullptr;
+        break;
+      }
+      wall[k] = wall.value(k, 0.0) + v->get<double>();
+    }
+    if (wall.is_null()) break;
+  }
+  m["wall_time_s"] = wall;
   // The span of the pieces' runs.
   std::string start, end;
   for (const MergePiece& p : pieces) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <cstdint>
 #include <new>
@@ -59,8 +60,18 @@ struct PointData {
   int64_t host_limit = 0;  // --cpu-mem-limit, resolved
 };
 
-// Rows (and a backward's columns) are compared up to this many, beyond it sampled.
-int64_t check_limit(const SweepConfig& c) { return c.exact_check ? INT64_MAX : c.max_check_rows; }
+// Seconds since `t0`, added to `into` when the scope ends (so a throw still counts).
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 // A point whose kernels include a backward also needs dO and the reference gradients.
 bool has_backward(const PlannedPoint& pp) {
@@ -68,9 +79,26 @@ bool has_backward(const PlannedPoint& pp) {
                      [](const PlannedKernel& k) { return k.pass != Pass::fwd && k.variant; });
 }
 
-PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed) {
+// The blocks the point's check samples around (the largest in play, so every
+// kernel's boundary rows are among those checked); grad_block_n only when a
+// row runs a backward.
+struct CheckBlocks {
+  int block_m = 0;
+  std::optional<int> grad_block_n;
+};
+
+CheckBlocks check_blocks(const PlannedPoint& pp) {
+  CheckBlocks b;
+  for (const auto& k : pp.kernels) {
+    b.block_m = std::max(b.block_m, k.tile.block_m);
+    if (k.pass != Pass::fwd && k.variant) b.grad_block_n = std::max(b.grad_block_n.value_or(0), k.tile.block_n);
+  }
+  return b;
+}
+
+// The inputs on the host (dO too for a backward) and on the back end.
+void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
-  PointData d;
   if (c.user_inputs) {
     d.inputs = c.user_inputs->tensors;  // the user's tensors, at this point's precision
     round_to_dtype(d.inputs.q, p.dtype);
@@ -79,17 +107,21 @@ PointData prepare_point(const PlannedPoint& pp, const SweepConfig& c, uint64_t s
   } else {
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
-  // Rows (and, for the gradients, columns) are sampled around the largest block
-  // boundary in play, so every kernel's boundary rows are among those checked.
-  int block_m = 0;
-  std::optional<int> grad_block_n;
-  for (const auto& k : pp.kernels) {
-    block_m = std::max(block_m, k.tile.block_m);
-    if (k.pass != Pass::fwd && k.variant) grad_block_n = std::max(grad_block_n.value_or(0), k.tile.block_n);
+  if (check_blocks(pp).grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  ex.prepare(p, d.inputs);
+}
+
+// The reference and tolerances: on the cuda back end, for a point without a
+// backward, from the device tensors the kernels read (check/validate.h).
+void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
+  const CheckBlocks b = check_blocks(pp);
+  std::optional<DeviceInputs> device;
+  if (ex.backend() == Backend::cuda && !b.grad_block_n) {
+    const AttnParams a = ex.params();
+    device = DeviceInputs{a.q, a.k, a.v};
   }
-  if (grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
-  d.check = check_point(p, d.inputs, check_limit(c), block_m, seed, c.threads, grad_block_n);
-  return d;
+  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), b.grad_block_n.has_value()), b.block_m,
+                        seed, c.threads, b.grad_block_n, device ? &*device : nullptr);
 }
 
 int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
@@ -118,7 +150,7 @@ std::string refusal(const PlannedKernel& k, const AttnProblem& p) {
 // One kernel on a prepared point. Throws only a sticky KernelError (after
 // filling `row`), which ends the sweep.
 void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Executor& ex, double ceiling,
-                Result& row, const RunnerHooks& hooks, bool& warned_counters) {
+                Result& row, const RunnerHooks& hooks, bool& warned_counters, WallTimeSplit& wall) {
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
   if (std::string why = refusal(k, p); !why.empty()) {
@@ -146,7 +178,11 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     // A backward's check reserves the workspace itself: its partner's, then its own.
     if (k.pass == Pass::fwd) ex.reserve_workspace(workspace_of(v, p));
     const BackwardCheck bwd{k.partner, &d.inputs, &d.grad_tolerances, c.threads};
-    const Validation val = validate_variant(v, p, ex, d.check, row.seed, save, k.pass == Pass::fwd ? nullptr : &bwd);
+    Validation val;
+    {
+      Stopwatch w(wall.validation);
+      val = validate_variant(v, p, ex, d.check, row.seed, save, k.pass == Pass::fwd ? nullptr : &bwd);
+    }
     row.peak_extra_bytes = k.pass == Pass::fwd_bwd ? std::max(val.peak_extra_bytes, val.partner_peak_extra_bytes)
                                                     : val.peak_extra_bytes;
     row.errors = val.errors;
@@ -182,6 +218,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     // their host work needs a longer hold to stay outside the events.
     TimingOptions timing = c.timing;
     if (k.pass != Pass::fwd) timing.hold_us = kBackwardHoldUs;
+    Stopwatch timing_time(wall.timing);  // the timing loop and the counters pass
     row.timing = ex.time(launch, timing);
     if (c.counters && ex.backend() != Backend::cuda && !warned_counters) {
       warned_counters = true;
@@ -236,6 +273,7 @@ struct PointRun {
   std::function<void(Result)> emit;                          // a finished row
   std::function<void(const std::string&)> progress;          // what runs next
   std::function<void()> skipped;                             // a row in `done`
+  WallTimeSplit wall;                                        // this loop's, since the caller last took it
   bool warned_counters = false;
 };
 
@@ -275,9 +313,10 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   }
   if (!needs_data) return SweepEnd::complete;
 
-  std::string point_oom;
+  std::string point_oom, point_error;
+  bool point_sticky = false;
   PointData data;
-  const int64_t limit = check_limit(c);
+  const int64_t limit = check_limit(c, ex.backend(), has_backward(pp));
   const PointMemory need =
       point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
                    ex.backend(), c.user_inputs != nullptr);
@@ -287,14 +326,21 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
                             need.describe(), run.host_limit);
   } else {
     try {
-      data = prepare_point(pp, c, run.seed);
       data.host_bytes = need.total();
       data.host_limit = run.host_limit;
-      ex.prepare(pp.problem, data.inputs);
+      {
+        Stopwatch w(run.wall.inputs);
+        prepare_inputs(pp, c, run.seed, ex, data);
+      }
+      Stopwatch w(run.wall.reference);
+      prepare_reference(pp, c, run.seed, ex, data);
     } catch (const OutOfMemory& e) {
       point_oom = e.what();
     } catch (const std::bad_alloc&) {
       point_oom = "host allocation for the inputs or the reference failed";
+    } catch (const KernelError& e) {  // the GPU reference's device work failed
+      point_error = fmt::format("the reference failed: {} (seed {})", e.what(), run.seed);
+      point_sticky = e.sticky;
     }
   }
   for (const auto* k : todo) {
@@ -312,8 +358,19 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
       run.emit(std::move(r));
       continue;
     }
+    if (!point_error.empty()) {
+      r.status = Status::error;
+      r.reason = point_error;
+      run.emit(std::move(r));
+      if (point_sticky) {
+        ex.release();
+        *why = fmt::format("the reference on {}: {}", pp.problem.describe(), point_error);
+        return SweepEnd::sticky_error;
+      }
+      continue;
+    }
     try {
-      run_kernel(*k, data, c, ex, run.ceiling, r, run.hooks, run.warned_counters);
+      run_kernel(*k, data, c, ex, run.ceiling, r, run.hooks, run.warned_counters, run.wall);
     } catch (const KernelError& e) {  // sticky: the device is unusable
       run.emit(std::move(r));
       *why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
@@ -334,19 +391,24 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
                 const std::set<std::string>& done, const RunnerHooks& hooks, SweepOutcome& out) {
   const size_t total = plan.rows();
   size_t finished = 0;
-  PointRun run{c, seed, ex, ceiling, done, hooks, host_limit_of(c, 1), {}, {}, {}};
+  PointRun run{c, seed, ex, ceiling, done, hooks, host_limit_of(c, 1), {}, {}, {}, {}};
   run.emit = [&](Result r) {
     ++out.new_rows;
     ++finished;
     if (hooks.on_row) hooks.on_row(r);
   };
   run.progress = [&](const std::string& what) {
-    if (hooks.on_progress) hooks.on_progress(finished, total, what);
+    if (hooks.on_progress) hooks.on_progress(finished, total, what, run.wall);
   };
   run.skipped = [&] {
     ++out.skipped;
     ++finished;
   };
+  struct TakeWall {  // also when a stop throws out of a row
+    PointRun& run;
+    SweepOutcome& out;
+    ~TakeWall() { out.wall = run.wall; }
+  } take{run, out};
   for (const PlannedPoint& pp : plan.points) {
     const SweepEnd e = run_point(pp, run, &out.why);
     if (e != SweepEnd::complete) {
@@ -359,6 +421,12 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
 SweepEnd stop_end(StopReason r) { return r == StopReason::timeout ? SweepEnd::timeout : SweepEnd::interrupted; }
 
 }  // namespace
+
+int64_t check_limit(const SweepConfig& c, Backend backend, bool has_backward) {
+  if (c.exact_check) return INT64_MAX;
+  if (backend == Backend::cuda && !has_backward && !c.origin.count("max_check_rows")) return INT64_MAX;
+  return c.max_check_rows;
+}
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
                        double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {
@@ -382,6 +450,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
   const size_t total = plan.rows();
   std::mutex hooks_mu;  // on_progress and note; on_row goes out under InOrder's lock
   std::atomic<size_t> finished{0}, new_rows{0}, skipped{0};
+  WallTimeSplit wall;  // summed over the workers (device-seconds), under hooks_mu
   InOrder<Result> in_order(plan.points.size(), [&](const Result& r) {
     ++new_rows;
     if (hooks.on_row) {
@@ -411,7 +480,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
     WorkerState& ws = state[size_t(w)];
     if (!ws.run) {
       dw.executor->bind_thread();
-      ws.run.emplace(PointRun{c, seed, *dw.executor, ceiling, done, serial, host_limit, {}, {}, {}});
+      ws.run.emplace(PointRun{c, seed, *dw.executor, ceiling, done, serial, host_limit, {}, {}, {}, {}});
       ws.run->skipped = [&] {
         ++skipped;
         ++finished;
@@ -426,7 +495,15 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
     run.progress = [&](const std::string& what) {
       if (!hooks.on_progress) return;
       std::lock_guard lock(hooks_mu);
-      hooks.on_progress(finished.load(), total, fmt::format("device {}: {}", dw.device.index, what));
+      hooks.on_progress(finished.load(), total, fmt::format("device {}: {}", dw.device.index, what), wall);
+    };
+    auto take_wall = [&] {
+      std::lock_guard lock(hooks_mu);
+      wall.inputs += run.wall.inputs;
+      wall.reference += run.wall.reference;
+      wall.validation += run.wall.validation;
+      wall.timing += run.wall.timing;
+      run.wall = {};
     };
     try {
       ws.end = run_point(plan.points[item], run, &ws.why);
@@ -434,6 +511,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
       dw.executor->release();
       ws.end = stop_end(s.reason);
     }
+    take_wall();
     if (ws.end != SweepEnd::complete) return false;
     in_order.finish(item);
     return true;
@@ -444,6 +522,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
   in_order.flush();
   out.new_rows = new_rows.load();
   out.skipped = skipped.load();
+  out.wall = wall;
   for (const WorkerState& ws : state)
     if (ws.end == SweepEnd::sticky_error && out.end != SweepEnd::sticky_error) {
       out.end = SweepEnd::sticky_error;

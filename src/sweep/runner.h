@@ -19,10 +19,19 @@
 
 namespace fa {
 
+// Where a sweep's wall time went so far, in seconds: making the inputs and
+// copying them to the back end, the reference and the tolerance rule's
+// standard, the validation runs (run, fetch, compare), the timing loops (and
+// the counters pass). metadata.wall_time_s and the progress line show it.
+struct WallTimeSplit {
+  double inputs = 0, reference = 0, validation = 0, timing = 0;
+};
+
 struct RunnerHooks {
   std::function<void(const Result&)> on_row;
-  // Before each row starts: rows done so far, rows in total, what runs now.
-  std::function<void(size_t done, size_t total, const std::string& what)> on_progress;
+  // Before each row starts: rows done so far, rows in total, what runs now,
+  // and the wall time split until now.
+  std::function<void(size_t done, size_t total, const std::string& what, const WallTimeSplit&)> on_progress;
   // Checked between rows, besides core/stop.h's request (Ctrl-C, --timeout),
   // which is also honoured inside a row.
   std::function<bool()> stop_requested;
@@ -38,7 +47,15 @@ struct SweepOutcome {
   std::string why;      // for sticky_error: the kernel and the error
   size_t new_rows = 0;  // rows produced by this run
   size_t skipped = 0;   // rows already in `done` (resume)
+  WallTimeSplit wall;
 };
+
+// How many query rows (and a backward's key columns) a point's check compares
+// before it samples: every one with exact_check; on the cuda back end every one
+// for a point without a backward row unless max_check_rows was set (the GPU
+// reference makes them cheap; the gradients' reference is the host's);
+// max_check_rows otherwise.
+int64_t check_limit(const SweepConfig&, Backend, bool has_backward);
 
 // `done` holds Result::key()s of rows to skip (from --resume).
 // `matmul_ceiling_tflops` 0 leaves matmul_fraction at 0.

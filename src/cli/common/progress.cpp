@@ -13,10 +13,16 @@ ProgressLine::ProgressLine()
 
 ProgressLine::~ProgressLine() { clear(); }
 
-void ProgressLine::update(size_t done, size_t total, const std::string& what) {
+std::string describe(const WallTimeSplit& w) {
+  return fmt::format("inputs {:.0f}s reference {:.0f}s validation {:.0f}s timing {:.0f}s", w.inputs, w.reference,
+                     w.validation, w.timing);
+}
+
+void ProgressLine::update(size_t done, size_t total, const std::string& what, const WallTimeSplit* wall) {
   if (!enabled_) return;
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = fmt::format("[{}/{} {:.0f}s] {}", done, total, s, what);
+  std::string line = wall ? fmt::format("[{}/{} {:.0f}s: {}] {}", done, total, s, describe(*wall), what)
+                          : fmt::format("[{}/{} {:.0f}s] {}", done, total, s, what);
   if (line.size() > 120) line = line.substr(0, 117) + "...";
   fmt::print(stderr, "\r\033[K{}", line);  // \033[K clears the rest of the old line
   std::fflush(stderr);

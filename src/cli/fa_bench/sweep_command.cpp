@@ -204,8 +204,16 @@ int run_sweep_command(SweepOptions& o) {
     }
     if (r.status == Status::fail || r.status == Status::error) failed = true;
   };
-  hooks.on_progress = [&](size_t done_rows, size_t total, const std::string& what) {
-    progress.update(done_rows, total, what);
+  // metadata.wall_time_s follows the split, written with each row and at the end.
+  auto record_wall = [&](const WallTimeSplit& w) {
+    files.set_metadata("wall_time_s", {{"inputs", w.inputs},
+                                       {"reference", w.reference},
+                                       {"validation", w.validation},
+                                       {"timing", w.timing}});
+  };
+  hooks.on_progress = [&](size_t done_rows, size_t total, const std::string& what, const WallTimeSplit& w) {
+    record_wall(w);
+    progress.update(done_rows, total, what, &w);
   };
   hooks.stop_requested = [] { return interrupted(); };
   hooks.note = [&](const std::string& msg) {
@@ -229,6 +237,7 @@ int run_sweep_command(SweepOptions& o) {
     throw;
   }
   progress.clear();
+  record_wall(out.wall);
 
   switch (out.end) {
     case SweepEnd::interrupted:

@@ -124,10 +124,10 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
   SweepConfig cfg;
   cfg.distribution = dist;
   cfg.max_check_rows = s.max_check_rows;
+  if (s.max_check_rows_set) cfg.origin["max_check_rows"] = "--max-check-rows";
   cfg.exact_check = s.exact_check;
   cfg.threads = s.threads;
   cfg.validate_only = true;
-  const bool sampled = !s.exact_check && (p.seqlen_q > s.max_check_rows || p.seqlen_k > s.max_check_rows);
   SweepPlan plan;
   // (pass, block_m, block_n) -> index in plan.points. The rows and columns
   // compared on a sampled case depend on the blocks in play, and a point with a
@@ -142,6 +142,8 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
       ++unsupported;
       continue;
     }
+    const int64_t limit = check_limit(cfg, ex.backend(), v->pass != Pass::fwd);
+    const bool sampled = p.seqlen_q > limit || p.seqlen_k > limit;
     const auto group = sampled ? std::tuple(v->pass, v->tile.block_m, v->pass == Pass::bwd ? v->tile.block_n : 0)
                                : std::tuple(v->pass, 0, 0);
     auto [it, fresh] = point_of_group.try_emplace(group, plan.points.size());
@@ -164,7 +166,8 @@ std::string replay_command(const std::string& program, const CheckRow& row, cons
   std::string cmd = fmt::format("{} --backend {} --kernels {} --case {} --distribution {} --seed {}",
                                 quote(program), to_string(row.result.backend), quote(row.result.kernel),
                                 quote(row.result.problem.describe()), to_string(row.distribution), s.seed);
-  if (s.max_check_rows != default_max_check_rows) cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
+  if (s.max_check_rows_set || s.max_check_rows != default_max_check_rows)
+    cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
   if (s.exact_check) cmd += " --exact-check";
   // The same device: a fault may be one GPU's alone.
   if (row.result.device) cmd += fmt::format(" --devices {}", row.result.device->index);

@@ -19,6 +19,7 @@
 #include "cli/common/interrupt.h"
 #include "cli/fa_check/check_report.h"
 #include "cli/fa_check/check_run.h"
+#include "cli/fa_check/reference_check.h"
 #include "cli/fa_check/self_test.h"
 #include "cli/fa_check/suite.h"
 #include "core/errors.h"
@@ -40,6 +41,7 @@ struct Options {
   bool quick = false, self_test = false, exact_check = false;
   std::optional<uint64_t> seed;
   int64_t max_check_rows = kDefaultMaxCheckRows;
+  bool max_check_rows_set = false;  // given: the cuda back end samples beyond it too
   int threads = 0;
   double timeout = 0;  // seconds; 0 = none
   std::optional<DeviceList> devices;  // --devices; nullopt: device 0, rows without a device
@@ -54,7 +56,10 @@ struct FlagTexts {
 void parse_flags(const CLI::App& app, const FlagTexts& t, Options& o) {
   auto given = [&](const char* flag) { return app.get_option(flag)->count() > 0; };
   if (given("--seed")) o.seed = parse_unsigned(t.seed, "--seed");
-  if (given("--max-check-rows")) o.max_check_rows = parse_integer(t.max_check_rows, "--max-check-rows", 1, INT_MAX);
+  if (given("--max-check-rows")) {
+    o.max_check_rows = parse_integer(t.max_check_rows, "--max-check-rows", 1, INT_MAX);
+    o.max_check_rows_set = true;
+  }
   if (given("--threads")) o.threads = int(parse_integer(t.threads, "--threads", 0, 1024));
   if (given("--timeout")) o.timeout = parse_real(t.timeout, "--timeout", 0, 30 * 86400.0, true);
   if (given("--devices")) o.devices = parse_devices(t.devices, "--devices");
@@ -158,6 +163,7 @@ int run(const Options& o, const std::string& program) {
   CheckSettings s;
   s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   s.max_check_rows = o.max_check_rows;
+  s.max_check_rows_set = o.max_check_rows_set;
   s.exact_check = o.exact_check;
   s.threads = o.threads;
   size_t runs = 0;
@@ -204,7 +210,26 @@ int run(const Options& o, const std::string& program) {
   // reports with every finished row (run_status says which).
   cli::install_sigint_handler();
   std::string run_status = "complete", sticky;
-  if (table_on_stdout) std::fputs(table_header().c_str(), stdout);
+  // The cuda back end's every-row check trusts the GPU reference: first it is
+  // held against Eigen (and, in the self-test, shown to catch a planted fault).
+  size_t reference_failed = 0;
+  bool reference_fault_caught = true;
+  try {
+    if (ex->backend() == Backend::cuda) {
+      reference_failed = check_gpu_reference(cases, s.seed, *ex, GpuReferenceFault::none, "GPU reference").failed;
+      if (o.self_test)
+        reference_fault_caught =
+            check_gpu_reference(cases, s.seed, *ex, GpuReferenceFault::mask_offset, "GPU reference+mask_offset")
+                .failed > 0;
+      std::fflush(stdout);
+    }
+  } catch (const KernelError& e) {
+    if (!e.sticky) throw;
+    sticky = e.what();
+    run_status = "stopped: " + sticky;
+  } catch (const Stopped& e) {
+    run_status = e.reason == StopReason::timeout ? "timeout" : "interrupted";
+  }
   auto on_row = [&](const CheckRow& row) {
     rows.push_back(row);
     write_reports("running", false);
@@ -212,7 +237,8 @@ int run(const Options& o, const std::string& program) {
     std::fputs(table_row(row).c_str(), stdout);
     std::fflush(stdout);
   };
-  try {
+  if (table_on_stdout && run_status == "complete") std::fputs(table_header().c_str(), stdout);
+  if (run_status == "complete") try {
     if (slots.empty()) {
       for (const CheckCase& c : cases)
         for (Distribution d : c.distributions) {
@@ -253,8 +279,19 @@ int run(const Options& o, const std::string& program) {
                                         rows.size()));
     return cli::kExitTimeout;
   }
-  if (o.self_test) return report_self_test(rows, ex->backend()) ? cli::kExitOk : cli::kExitFailure;
-  if (failed == 0) return cli::kExitOk;
+  if (reference_failed > 0)
+    cli::print_error(kProg, fmt::format("the GPU reference disagrees with Eigen on {} cases (seed {}): the rows' "
+                                        "every-row figures cannot be trusted",
+                                        reference_failed, s.seed));
+  if (o.self_test) {
+    const bool kernels_ok = report_self_test(rows, ex->backend());
+    if (ex->backend() == Backend::cuda)
+      fmt::print("GPU reference planted fault mask_offset: {}\n",
+                 reference_fault_caught ? "caught by the cross-check against Eigen" : "NOT CAUGHT");
+    return kernels_ok && reference_fault_caught && reference_failed == 0 ? cli::kExitOk : cli::kExitFailure;
+  }
+  if (failed == 0 && reference_failed == 0) return cli::kExitOk;
+  if (failed == 0) return cli::kExitFailure;
   fmt::print("\nFailures (seed {}), each replayed by the command under it:\n", s.seed);
   for (const auto& row : rows) {
     const Result& r = row.result;

@@ -1,0 +1,37 @@
+#include "check/reference_cross_check.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "check/error_accumulator.h"
+#include "reference/reference.h"
+
+namespace fa {
+
+std::string ReferenceCrossCheck::describe() const {
+  return fmt::format("{} rows: O max rel {:.2g}, LSE max rel {:.2g}, {} LSE mismatches", rows, o_max_rel, lse_max_rel,
+                     lse_mismatches);
+}
+
+ReferenceCrossCheck cross_check_reference(const AttnProblem& p, const HostInputs& in, const DeviceInputs& device,
+                                          const std::vector<int64_t>& rows, const GpuReferenceOptions& gpu) {
+  const ReferenceOutputs g = reference_forward_gpu(p, device, rows, gpu);
+  const ReferenceOutputs e = reference_forward(p, in, rows);
+  ReferenceCrossCheck c;
+  c.rows = int64_t(e.rows.size());
+  ErrorAccumulator o, lse;
+  for (size_t i = 0; i < e.o.size(); ++i) o.add(g.o[i], e.o[i]);
+  for (size_t i = 0; i < e.lse.size(); ++i) {
+    const bool e_blind = std::isinf(e.lse[i]) && e.lse[i] < 0, g_blind = std::isinf(g.lse[i]) && g.lse[i] < 0;
+    if (e_blind != g_blind)
+      ++c.lse_mismatches;
+    else if (!e_blind)
+      lse.add(g.lse[i], e.lse[i]);
+  }
+  c.o_max_rel = o.max_rel;
+  c.lse_max_rel = lse.max_rel;
+  c.lse_mismatches += o.nonfinite + lse.nonfinite;
+  return c;
+}
+
+}  // namespace fa

@@ -1,0 +1,131 @@
+// The standard in the kernel's precision on the device, per (batch, kv head)
+// and query head, per block of rows (the float64 reference's layout and
+// cuBLAS conventions, reference/gpu_forward.cu):
+//   S^T = K Q_b^T (SGEMM), s = round(S * scale), P = round(exp(s - m) / l),
+//   O_b^T = V^T P^T (SGEMM), O = round(O_b), LSE = m + log l in float32.
+#include "check/standard_gpu.h"
+
+#include <cmath>
+
+#include "reference/gpu_rows.cuh"
+
+namespace fa {
+namespace {
+
+using namespace gpurows;
+
+constexpr int kThreads = 256;
+constexpr int64_t kWorkspaceBytes = int64_t(256) << 20;  // S of one block of rows
+
+__device__ inline float round_stored(float x, bool bf16) {
+  return bf16 ? __bfloat162float(__float2bfloat16_rn(x)) : __half2float(__float2half_rn(x));
+}
+
+// One block per row of S ([rows, ld] row-major): the row's first seen[r]
+// entries become P, the rest 0; lse[r] = m + log l (-inf when it sees none).
+// Each thread reads back only the entries it wrote, so no barrier is needed
+// between the passes over a row beyond the reductions'.
+__global__ void standard_softmax_rows(float* s, int64_t ld, const int64_t* seen, float scale, bool bf16, float* lse) {
+  __shared__ float shm[32];
+  const int64_t r = blockIdx.x, n = seen[r];
+  float* row = s + r * ld;
+  for (int64_t j = n + threadIdx.x; j < ld; j += blockDim.x) row[j] = 0.f;
+  if (n == 0) {
+    if (threadIdx.x == 0) lse[r] = -INFINITY;
+    return;
+  }
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    row[j] = round_stored(row[j] * scale, bf16);  // S stored in the dtype
+    m = max_keep_nan(m, row[j]);
+  }
+  m = block_reduce(m, true, shm);
+  float l = 0.f;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    row[j] = expf(row[j] - m);
+    l += row[j];
+  }
+  l = block_reduce(l, false, shm);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) row[j] = round_stored(row[j] / l, bf16);
+  if (threadIdx.x == 0) lse[r] = m + logf(l);
+}
+
+// out row r (row stride out_stride) = o[r] rounded to the dtype, for r < n.
+__global__ void round_rows(const float* o, int d, int64_t n, bool bf16, float* out, int64_t out_stride) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n * d; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / d, e = i % d;
+    out[r * out_stride + e] = round_stored(o[i], bf16);
+  }
+}
+
+}  // namespace
+
+StandardRows standard_forward_gpu(const AttnProblem& p, const DeviceInputs& in, const std::vector<int64_t>& rows) {
+  StandardRows out;
+  out.rows = rows;
+  const int64_t n_rows = int64_t(rows.size()), d = p.head_dim, nq = p.seqlen_q, nk = p.seqlen_k;
+  out.o.assign(size_t(p.batch) * n_rows * p.heads * d, 0.f);
+  out.lse.assign(size_t(p.batch) * p.heads * n_rows, 0.f);
+  if (n_rows == 0) return out;
+  if (p.dtype != DType::bf16 && p.dtype != DType::f16)
+    throw KernelError("standard_forward_gpu: the device holds bf16 or fp16 tensors");
+  std::vector<int64_t> seen(static_cast<size_t>(n_rows));
+  for (int64_t i = 0; i < n_rows; ++i) seen[size_t(i)] = p.keys_seen(rows[size_t(i)]);
+  const int64_t max_vis = std::max<int64_t>(seen.back(), 1);
+  const int64_t block = std::clamp<int64_t>(kWorkspaceBytes / (int64_t(sizeof(float)) * max_vis), 1, n_rows);
+  const int group = p.heads / p.heads_kv;
+  const bool bf16 = p.dtype == DType::bf16;
+
+  Gemm gemm;
+  const cudaStream_t st = gemm.stream();
+  auto rows_d = device_array<int64_t>(n_rows, "cudaMalloc (standard rows)");
+  auto seen_d = device_array<int64_t>(n_rows, "cudaMalloc (standard visible keys)");
+  auto kf = device_array<float>(nk * d, "cudaMalloc (standard K)");
+  auto vf = device_array<float>(nk * d, "cudaMalloc (standard V)");
+  auto qb = device_array<float>(block * d, "cudaMalloc (standard Q block)");
+  auto s = device_array<float>(block * max_vis, "cudaMalloc (standard S block)");
+  auto ob = device_array<float>(block * d, "cudaMalloc (standard O block)");
+  auto o = device_array<float>(int64_t(out.o.size()), "cudaMalloc (standard O)");
+  auto lse = device_array<float>(int64_t(out.lse.size()), "cudaMalloc (standard LSE)");
+  check_cuda(cudaMemcpyAsync(rows_d.get(), rows.data(), size_t(n_rows) * 8, cudaMemcpyHostToDevice, st),
+             "cudaMemcpy (standard rows)");
+  check_cuda(cudaMemcpyAsync(seen_d.get(), seen.data(), size_t(n_rows) * 8, cudaMemcpyHostToDevice, st),
+             "cudaMemcpy (standard visible keys)");
+  check_cuda(cudaMemsetAsync(o.get(), 0, out.o.size() * sizeof(float), st), "cudaMemset (standard O)");
+
+  const float scale = p.scale(), one = 1.f, zero = 0.f;
+  for (int b = 0; b < p.batch; ++b)
+    for (int hk = 0; hk < p.heads_kv; ++hk) {
+      load_head(in.k, p.dtype, nk, p.heads_kv, int(d), b, hk, nullptr, nk, 1.f, kf.get(), st);
+      load_head(in.v, p.dtype, nk, p.heads_kv, int(d), b, hk, nullptr, nk, 1.f, vf.get(), st);
+      for (int h = hk * group; h < (hk + 1) * group; ++h)
+        for (int64_t r0 = 0; r0 < n_rows; r0 += block) {
+          const int64_t n = std::min(block, n_rows - r0);
+          const int64_t n_vis = seen[size_t(r0 + n - 1)];
+          load_head(in.q, p.dtype, nq, p.heads, int(d), b, h, rows_d.get() + r0, n, 1.f, qb.get(), st);
+          if (n_vis > 0)  // S^T [n_vis, n] = K[:n_vis] x Q_b^T, unscaled like the host standard's GEMM
+            check_cublas(cublasSgemm(gemm.handle(), CUBLAS_OP_T, CUBLAS_OP_N, int(n_vis), int(n), int(d), &one, kf.get(),
+                                     int(d), qb.get(), int(d), &zero, s.get(), int(n_vis)),
+                         "cublasSgemm (standard S)");
+          float* lse_rows = lse.get() + (int64_t(b) * p.heads + h) * n_rows + r0;
+          standard_softmax_rows<<<int(n), kThreads, 0, st>>>(s.get(), n_vis, seen_d.get() + r0, scale, bf16, lse_rows);
+          check_cuda(cudaGetLastError(), "standard_softmax_rows launch");
+          if (n_vis == 0) continue;
+          check_cublas(cublasSgemm(gemm.handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(d), int(n), int(n_vis), &one, vf.get(),
+                                   int(d), s.get(), int(n_vis), &zero, ob.get(), int(d)),
+                       "cublasSgemm (standard O)");
+          float* o_rows = o.get() + ((int64_t(b) * n_rows + r0) * p.heads + h) * d;
+          round_rows<<<grid_for(n * d, kThreads), kThreads, 0, st>>>(ob.get(), int(d), n, bf16, o_rows,
+                                                                     int64_t(p.heads) * d);
+          check_cuda(cudaGetLastError(), "round_rows launch");
+        }
+    }
+  check_cuda(cudaMemcpyAsync(out.o.data(), o.get(), out.o.size() * sizeof(float), cudaMemcpyDeviceToHost, st),
+             "cudaMemcpy (standard O back)");
+  check_cuda(cudaMemcpyAsync(out.lse.data(), lse.get(), out.lse.size() * sizeof(float), cudaMemcpyDeviceToHost, st),
+             "cudaMemcpy (standard LSE back)");
+  gemm.sync();
+  return out;
+}
+
+}  // namespace fa

@@ -1,0 +1,25 @@
+// fa-check on the cuda back end: before any kernel is judged, the GPU float64
+// reference is held against the Eigen one on every suite case the device can
+// hold (bf16, fp16) and distribution, on sampled rows (check/reference_cross_check.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cli/fa_check/suite.h"
+#include "measure/executor.h"
+#include "reference/gpu_reference.h"
+
+namespace fa::check {
+
+struct ReferenceCheckOutcome {
+  size_t runs = 0;    // cases x distributions compared
+  size_t failed = 0;  // of them, outside kReferenceAgreement
+};
+
+// Prints one line per failing run and a summary line (`label` names the
+// reference: "GPU reference" or the planted fault). Uses `ex`'s buffers.
+ReferenceCheckOutcome check_gpu_reference(const std::vector<CheckCase>&, uint64_t seed, Executor& ex,
+                                          GpuReferenceFault fault, const char* label);
+
+}  // namespace fa::check
