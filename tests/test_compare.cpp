@@ -181,6 +181,29 @@ TEST(Compare, ErrorsOfOtherInputsAreNotCompared) {
   EXPECT_EQ(rep.other_inputs, 0);
 }
 
+// A run that checked every row against one that sampled: the max errors come
+// from other rows, so they are judged by status only, and the report counts them.
+TEST(Compare, ErrorsOverOtherRowsAreNotCompared) {
+  Result b = row("k", 1.0), c = row("k", 1.0);
+  b.errors->rows_checked = 2048;
+  b.errors->sampled = true;
+  c.errors->rows_checked = 16384;
+  c.errors->sampled = false;
+  c.errors->o_max_abs = 1.6e-3;  // +60%: over the same rows this would be a regression
+  CompareReport rep = compare_one(b, c);
+  EXPECT_FALSE(rep.failed());
+  EXPECT_EQ(rep.other_rows, 1);
+  EXPECT_EQ(rep.other_inputs, 0);
+  EXPECT_NE(compare_markdown(rep, {}, "b", "c").find("1 pairs checked other rows"), std::string::npos);
+  c.status = Status::fail;  // past its own tolerance: still a regression
+  EXPECT_TRUE(compare_one(b, c).failed());
+  c = b;  // the same rows
+  c.errors->o_max_abs = 1.6e-3;
+  rep = compare_one(b, c);
+  EXPECT_TRUE(rep.failed());
+  EXPECT_EQ(rep.other_rows, 0);
+}
+
 TEST(Compare, DeterministicModeIgnoresTimingButNotModelledBytes) {
   CompareOptions o;
   o.deterministic_only = true;

@@ -9,6 +9,7 @@
 
 #include "check/grad_metrics.h"
 #include "check/inputs.h"
+#include "check/reference_cross_check.h"
 #include "check/validate.h"
 #include "cli/common/backend.h"
 #include "core/errors.h"
@@ -129,6 +130,29 @@ TEST(Validate, GradTolerancesAreComputedOncePerPoint) {
   EXPECT_EQ(b.dq.tolerance, a.dq.tolerance);
   EXPECT_EQ(b.dk.tolerance, a.dk.tolerance);
   EXPECT_EQ(b.dv.tolerance, a.dv.tolerance);
+}
+
+// The GPU reference's agreement bound follows the inputs: 4 (d + n_k) u
+// (1 + tau max|q| max|k|) max(1, max|v|), so larger scores and longer rows earn
+// more room, and tiny values still get the floor of one.
+TEST(ReferenceAgreement, FollowsTheScoresTheKeysAndV) {
+  AttnProblem p;
+  p.batch = 1;
+  p.heads = p.heads_kv = 1;
+  p.seqlen_q = 2;
+  p.seqlen_k = 3;
+  p.head_dim = 4;
+  HostInputs in;
+  in.q.assign(8, 0.5f);   // row norms 1
+  in.k.assign(12, 1.0f);  // row norms 2
+  in.v.assign(12, 0.25f);
+  in.v[5] = -3.0f;
+  const double u = 0x1.0p-53, tau = double(p.scale());
+  EXPECT_DOUBLE_EQ(reference_agreement(p, in), 4.0 * (4 + 3) * u * (1.0 + tau * 1.0 * 2.0) * 3.0);
+  in.v.assign(12, 0.25f);  // max|v| below 1: the floor
+  EXPECT_DOUBLE_EQ(reference_agreement(p, in), 4.0 * (4 + 3) * u * (1.0 + tau * 2.0));
+  in.q[0] = 8.0f;  // a larger query row: more room
+  EXPECT_GT(reference_agreement(p, in), 4.0 * (4 + 3) * u * (1.0 + tau * 2.0) * 2);
 }
 
 TEST(PickExecutor, CpuOnRequestAndUnknownNamesAreUsageErrors) {

@@ -1,5 +1,6 @@
 #include "check/reference_cross_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -9,8 +10,33 @@
 namespace fa {
 
 std::string ReferenceCrossCheck::describe() const {
-  return fmt::format("{} rows: O max rel {:.2g}, LSE max rel {:.2g}, {} LSE mismatches", rows, o_max_rel, lse_max_rel,
-                     lse_mismatches);
+  return fmt::format("{} rows: O max rel {:.2g}, LSE max rel {:.2g} (bound {:.2g}), {} LSE mismatches", rows, o_max_rel,
+                     lse_max_rel, agreement, lse_mismatches);
+}
+
+namespace {
+// The largest row norm of a [rows][d] tensor, and its largest magnitude.
+double max_row_norm(const std::vector<float>& x, int d) {
+  double best = 0;
+  for (size_t r = 0; r + size_t(d) <= x.size(); r += size_t(d)) {
+    double s = 0;
+    for (int i = 0; i < d; ++i) s += double(x[r + size_t(i)]) * x[r + size_t(i)];
+    best = std::max(best, s);
+  }
+  return std::sqrt(best);
+}
+double max_abs(const std::vector<float>& x) {
+  double best = 0;
+  for (float v : x) best = std::max(best, double(std::fabs(v)));
+  return best;
+}
+}  // namespace
+
+double reference_agreement(const AttnProblem& p, const HostInputs& in) {
+  constexpr double u = 0x1.0p-53;
+  const int d = p.head_dim;
+  const double score = double(p.scale()) * max_row_norm(in.q, d) * max_row_norm(in.k, d);
+  return 4.0 * double(d + p.seqlen_k) * u * (1.0 + score) * std::max(1.0, max_abs(in.v));
 }
 
 ReferenceCrossCheck cross_check_reference(const AttnProblem& p, const HostInputs& in, const DeviceInputs& device,
@@ -19,6 +45,7 @@ ReferenceCrossCheck cross_check_reference(const AttnProblem& p, const HostInputs
   const ReferenceOutputs e = reference_forward(p, in, rows);
   ReferenceCrossCheck c;
   c.rows = int64_t(e.rows.size());
+  c.agreement = reference_agreement(p, in);
   ErrorAccumulator o, lse;
   for (size_t i = 0; i < e.o.size(); ++i) o.add(g.o[i], e.o[i]);
   for (size_t i = 0; i < e.lse.size(); ++i) {

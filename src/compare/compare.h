@@ -45,6 +45,7 @@ struct CompareReport {
   std::vector<PairReport> pairs;
   int regressions = 0, faster = 0, slower = 0, same = 0, ambiguous = 0, missing = 0, added = 0;
   int other_inputs = 0;  // pairs with errors on both sides but different seeds: errors not compared
+  int other_rows = 0;    // same seed, but another set of rows checked (rows_checked, sampled): errors not compared
   // Non-empty when the run as a whole is slower (a sign test over every timed
   // pair), even where no single pair could tell: a regression too.
   std::string run_problem;

@@ -14,7 +14,7 @@ namespace fa::check {
 
 struct ReferenceCheckOutcome {
   size_t runs = 0;    // cases x distributions compared
-  size_t failed = 0;  // of them, outside kReferenceAgreement
+  size_t failed = 0;  // of them, outside reference_agreement
 };
 
 // Prints one line per failing run and a summary line (`label` names the
