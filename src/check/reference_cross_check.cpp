@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "check/error_accumulator.h"
+#include "reference/attention_grad.h"
 #include "reference/reference.h"
 
 namespace fa {
@@ -31,6 +32,32 @@ ReferenceCrossCheck cross_check_reference(const AttnProblem& p, const HostInputs
   c.o_max_rel = o.max_rel;
   c.lse_max_rel = lse.max_rel;
   c.lse_mismatches += o.nonfinite + lse.nonfinite;
+  return c;
+}
+
+std::string GradCrossCheck::describe() const {
+  return fmt::format("{} rows, {} columns: dQ max rel {:.2g}, dK {:.2g}, dV {:.2g}, {} non-finite", rows, cols,
+                     dq_max_rel, dk_max_rel, dv_max_rel, nonfinite);
+}
+
+GradCrossCheck cross_check_gradients(const AttnProblem& p, const HostInputs& in, const DeviceInputs& device,
+                                     const std::vector<int64_t>& rows, const std::vector<int64_t>& cols,
+                                     const GpuReferenceOptions& gpu) {
+  const SampledGrads g = reference_backward_gpu(p, device, rows, cols, gpu);
+  const SampledGrads e = reference_backward(p, in, rows, cols);
+  GradCrossCheck c;
+  c.rows = int64_t(e.rows.size());
+  c.cols = int64_t(e.cols.size());
+  ErrorAccumulator dq, dk, dv;
+  for (size_t i = 0; i < e.dq.size(); ++i) dq.add(g.dq[i], e.dq[i]);
+  for (size_t i = 0; i < e.dk.size(); ++i) {
+    dk.add(g.dk[i], e.dk[i]);
+    dv.add(g.dv[i], e.dv[i]);
+  }
+  c.dq_max_rel = dq.max_rel;
+  c.dk_max_rel = dk.max_rel;
+  c.dv_max_rel = dv.max_rel;
+  c.nonfinite = dq.nonfinite + dk.nonfinite + dv.nonfinite;
   return c;
 }
 
