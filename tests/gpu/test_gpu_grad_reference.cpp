@@ -8,7 +8,6 @@
 
 #include <climits>
 #include <cmath>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
