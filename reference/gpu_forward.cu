@@ -16,39 +16,6 @@
 namespace fa::gpurows {
 namespace {
 
-constexpr int kSoftmaxThreads = 256;
-
-// One block per row of S ([rows, ld] row-major): its first seen[r] entries
-// become exp(s - m), the rest 0; inv_l[r] = 1 / l and lse[r] = m + log l, or
-// 0 and -inf for a row that sees no key (its O stays 0).
-__global__ void softmax_rows(double* s, int64_t ld, const int64_t* seen, double* inv_l, double* lse) {
-  __shared__ double shm[32];
-  const int64_t r = blockIdx.x, n = seen[r];
-  double* row = s + r * ld;
-  for (int64_t j = n + threadIdx.x; j < ld; j += blockDim.x) row[j] = 0.0;
-  if (n == 0) {
-    if (threadIdx.x == 0) {
-      inv_l[r] = 0.0;
-      lse[r] = -INFINITY;
-    }
-    return;
-  }
-  double m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = max_keep_nan(m, row[j]);
-  m = block_reduce(m, true, shm);
-  double l = 0.0;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    const double e = exp(row[j] - m);
-    row[j] = e;
-    l += e;
-  }
-  l = block_reduce(l, false, shm);
-  if (threadIdx.x == 0) {
-    inv_l[r] = 1.0 / l;
-    lse[r] = m + log(l);
-  }
-}
-
 // out row r (row stride out_stride) = o[r] * inv_l[r], for r < n.
 __global__ void normalize_rows(const double* o, int d, int64_t n, const double* inv_l, double* out,
                                int64_t out_stride) {

@@ -7,23 +7,33 @@
 // aligned, GQA head h reads kv head h / (heads / heads_kv), a row that sees no
 // key has O = 0 and LSE = -inf, a NaN score reaches O and LSE.
 //
-// reference_forward stays the oracle: tests/gpu and fa-check's reference
-// cross-check (check/reference_cross_check.h) hold this one against it.
+// reference_backward_gpu gives reference_backward's gradients (attention_grad.h)
+// the same way, in blocks of consecutive rows: S, P, O = P V, D = rowsum(dO * O),
+// dP = dO V^T, dS = P * (dP - D), dQ = scale dS K on the block, and dV += P^T dO,
+// dK += scale dS^T Q over the blocks and the kv head's query heads, in float64
+// on the device.
+//
+// reference_forward and reference_backward stay the oracles: tests/gpu and
+// fa-check's reference cross-check (check/reference_cross_check.h) hold these
+// against them.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "core/types.h"
+#include "reference/attention_grad.h"
 #include "reference/reference.h"
 
 namespace fa {
 
 // Q, K, V on the device as the kernel under test sees them: contiguous BSHD
 // ([batch, seqlen, heads, head_dim]) in the problem's dtype, bf16 or fp16.
+// dO likewise, for the gradients (null for a forward).
 struct DeviceInputs {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
+  const void* dout = nullptr;
 };
 
 // A bug planted in the GPU reference, so the cross-check against Eigen can be
@@ -34,8 +44,10 @@ enum class GpuReferenceFault {
 };
 
 struct GpuReferenceOptions {
-  // The most device memory one block's scores S (and P, in place) may take; the
-  // row block is workspace_bytes / (8 * keys it sees), at least 1 row.
+  // The most device memory one block's scores may take: the forward's S (and P,
+  // in place), rows = workspace_bytes / (8 * keys they see); the gradients' S
+  // and dP (P and dS in place), rows = workspace_bytes / (16 * keys they see).
+  // At least 1 row.
   int64_t workspace_bytes = int64_t(512) << 20;
   GpuReferenceFault fault = GpuReferenceFault::none;
 };
@@ -45,7 +57,15 @@ struct GpuReferenceOptions {
 ReferenceOutputs reference_forward_gpu(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
                                        const GpuReferenceOptions& = {});
 
-// False in a build without CUDA (reference_forward_gpu then throws KernelError).
+// dQ on `rows`, dK and dV on `cols` (each empty = every one; else sorted,
+// unique, in range), in reference_backward's layout; `in` must hold dO. Every
+// row's block is computed whatever `rows` and `cols` are (a column's gradient
+// sums over the rows that see it). Errors as reference_forward_gpu's.
+SampledGrads reference_backward_gpu(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
+                                    std::vector<int64_t> cols = {}, const GpuReferenceOptions& = {});
+
+// False in a build without CUDA (reference_forward_gpu and reference_backward_gpu
+// then throw KernelError).
 bool gpu_reference_built();
 
 }  // namespace fa

@@ -146,4 +146,38 @@ __device__ T block_reduce(T v, bool take_max, T* shm) {
   return r;
 }
 
+// One block per row of S ([rows, ld] row-major), kSoftmaxThreads threads: its
+// first seen[r] entries become exp(s - m), the rest 0; inv_l[r] = 1 / l and
+// lse[r] = m + log l, or 0 and -inf for a row that sees no key (whose O and
+// gradients stay 0). The float64 reference's forward and gradients share it.
+constexpr int kSoftmaxThreads = 256;
+template <typename T>
+__global__ void softmax_rows(T* s, int64_t ld, const int64_t* seen, T* inv_l, T* lse) {
+  __shared__ T shm[32];
+  const int64_t r = blockIdx.x, n = seen[r];
+  T* row = s + r * ld;
+  for (int64_t j = n + threadIdx.x; j < ld; j += blockDim.x) row[j] = T(0);
+  if (n == 0) {
+    if (threadIdx.x == 0) {
+      inv_l[r] = T(0);
+      lse[r] = T(-INFINITY);
+    }
+    return;
+  }
+  T m = T(-INFINITY);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = max_keep_nan(m, row[j]);
+  m = block_reduce(m, true, shm);
+  T l = T(0);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    const T e = exp(row[j] - m);
+    row[j] = e;
+    l += e;
+  }
+  l = block_reduce(l, false, shm);
+  if (threadIdx.x == 0) {
+    inv_l[r] = T(1) / l;
+    lse[r] = m + log(l);
+  }
+}
+
 }  // namespace fa::gpurows

@@ -155,6 +155,25 @@ TEST(ReferenceAgreement, FollowsTheScoresTheKeysAndV) {
   EXPECT_GT(reference_agreement(p, in), 4.0 * (4 + 3) * u * (1.0 + tau * 2.0) * 2);
 }
 
+// The gradients' bound adds dP's dot products and the sums over query rows:
+// 4 (d + n_k + g n_q) u (1 + tau max|q| max|k|)(1 + max|dO| max|v|) max(1, max|q|, max|k|, max|dO|).
+TEST(ReferenceAgreement, GradientsAddDpAndTheRows) {
+  AttnProblem p;
+  p.batch = 1;
+  p.heads = 2;
+  p.heads_kv = 1;
+  p.seqlen_q = 2;
+  p.seqlen_k = 3;
+  p.head_dim = 4;
+  HostInputs in;
+  in.q.assign(16, 0.5f);    // row norms 1
+  in.k.assign(12, 1.0f);    // row norms 2, max magnitude 1
+  in.v.assign(12, 0.25f);   // row norms 0.5
+  in.dout.assign(16, 1.5f); // row norms 3, max magnitude 1.5
+  const double u = 0x1.0p-53, tau = double(p.scale());
+  EXPECT_DOUBLE_EQ(gradient_agreement(p, in), 4.0 * (4 + 3 + 2 * 2) * u * (1.0 + tau * 2.0) * (1.0 + 3.0 * 0.5) * 1.5);
+}
+
 TEST(PickExecutor, CpuOnRequestAndUnknownNamesAreUsageErrors) {
   EXPECT_EQ(cli::pick_executor("test", "cpu", 1, 0)->backend(), Backend::cpu);
   try {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "check/error_accumulator.h"
+#include "reference/attention_grad.h"
 #include "reference/reference.h"
 
 namespace fa {
@@ -32,6 +33,17 @@ double max_abs(const std::vector<float>& x) {
 }
 }  // namespace
 
+double gradient_agreement(const AttnProblem& p, const HostInputs& in) {
+  constexpr double u = 0x1.0p-53;
+  const int d = p.head_dim;
+  const double group = double(p.heads) / double(std::max(1, p.heads_kv));
+  const double score = double(p.scale()) * max_row_norm(in.q, d) * max_row_norm(in.k, d);
+  const double dp = max_row_norm(in.dout, d) * max_row_norm(in.v, d);
+  const double operand = std::max({1.0, max_abs(in.q), max_abs(in.k), max_abs(in.dout)});
+  return 4.0 * (double(d) + double(p.seqlen_k) + group * double(p.seqlen_q)) * u * (1.0 + score) * (1.0 + dp) *
+         operand;
+}
+
 double reference_agreement(const AttnProblem& p, const HostInputs& in) {
   constexpr double u = 0x1.0p-53;
   const int d = p.head_dim;
@@ -58,6 +70,33 @@ ReferenceCrossCheck cross_check_reference(const AttnProblem& p, const HostInputs
   c.o_max_rel = o.max_rel;
   c.lse_max_rel = lse.max_rel;
   c.lse_mismatches += o.nonfinite + lse.nonfinite;
+  return c;
+}
+
+std::string GradCrossCheck::describe() const {
+  return fmt::format("{} rows, {} columns: dQ max rel {:.2g}, dK {:.2g}, dV {:.2g} (bound {:.2g}), {} non-finite", rows,
+                     cols, dq_max_rel, dk_max_rel, dv_max_rel, agreement, nonfinite);
+}
+
+GradCrossCheck cross_check_gradients(const AttnProblem& p, const HostInputs& in, const DeviceInputs& device,
+                                     const std::vector<int64_t>& rows, const std::vector<int64_t>& cols,
+                                     const GpuReferenceOptions& gpu) {
+  const SampledGrads g = reference_backward_gpu(p, device, rows, cols, gpu);
+  const SampledGrads e = reference_backward(p, in, rows, cols);
+  GradCrossCheck c;
+  c.rows = int64_t(e.rows.size());
+  c.cols = int64_t(e.cols.size());
+  c.agreement = gradient_agreement(p, in);
+  ErrorAccumulator dq, dk, dv;
+  for (size_t i = 0; i < e.dq.size(); ++i) dq.add(g.dq[i], e.dq[i]);
+  for (size_t i = 0; i < e.dk.size(); ++i) {
+    dk.add(g.dk[i], e.dk[i]);
+    dv.add(g.dv[i], e.dv[i]);
+  }
+  c.dq_max_rel = dq.max_rel;
+  c.dk_max_rel = dk.max_rel;
+  c.dv_max_rel = dv.max_rel;
+  c.nonfinite = dq.nonfinite + dk.nonfinite + dv.nonfinite;
   return c;
 }
 

@@ -108,15 +108,20 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
     std::vector<int64_t> cols;  // empty: every column
     if (p.seqlen_k > max_check_rows)
       cols = sample_cols(p, max_check_rows, *grad_block_n > 0 ? *grad_block_n : kDefaultSampleBlock, seed);
-    c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+    if (device) {
+      if (!device->dout) throw std::logic_error("check_point: a point with gradients needs dO on the device");
+      c.grads = reference_backward_gpu(p, *device, std::move(rows), std::move(cols));
+      c.ref = reference_forward_gpu(p, *device, c.grads->rows);
+    } else {
+      c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+    }
   } else if (device) {
     c.ref = reference_forward_gpu(p, *device, std::move(rows));
-    c.tolerances = tolerances_for(p, standard_forward_gpu(p, *device, c.ref.rows), c.ref);
-    return c;
   } else {
     c.ref = reference_forward(p, inputs, rows, threads);
   }
-  c.tolerances = tolerances_for(p, inputs, c.ref);
+  c.tolerances = device ? tolerances_for(p, standard_forward_gpu(p, *device, c.ref.rows), c.ref)
+                        : tolerances_for(p, inputs, c.ref);
   return c;
 }
 

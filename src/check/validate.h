@@ -40,10 +40,11 @@ struct PointCheck {
 // max_check_rows of seqlen_k, beyond that on a seeded sample around block_n-sized
 // blocks (128 when 0): one float64 pass gives the forward and the gradients.
 //
-// With `device` (the cuda back end: the tensors the kernels read), the forward
-// reference is the GPU one (reference/gpu_reference.h) and the tolerance rule's
-// standard runs on the GPU too (check/standard_gpu.h), so every row costs little;
-// a point with gradients keeps the host float64 pass for them and for its forward.
+// With `device` (the cuda back end: the tensors the kernels read, dO too for
+// gradients), the references are the GPU ones (reference/gpu_reference.h) and
+// the forward tolerance rule's standard runs on the GPU too (check/standard_gpu.h),
+// so every row costs little; the gradient tolerance rule's standard stays on the
+// host (GradTolerances), on the checked rows and columns.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
                        uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
                        const DeviceInputs* device = nullptr);

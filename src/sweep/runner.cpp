@@ -111,14 +111,14 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
   ex.prepare(p, d.inputs);
 }
 
-// The reference and tolerances: on the cuda back end, for a point without a
-// backward, from the device tensors the kernels read (check/validate.h).
+// The reference and tolerances: on the cuda back end from the device tensors
+// the kernels read, dO included for a backward (check/validate.h).
 void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const CheckBlocks b = check_blocks(pp);
   std::optional<DeviceInputs> device;
-  if (ex.backend() == Backend::cuda && !b.grad_block_n) {
+  if (ex.backend() == Backend::cuda) {
     const AttnParams a = ex.params();
-    device = DeviceInputs{a.q, a.k, a.v};
+    device = DeviceInputs{a.q, a.k, a.v, a.dout};
   }
   d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), b.grad_block_n.has_value()), b.block_m,
                         seed, c.threads, b.grad_block_n, device ? &*device : nullptr);

@@ -17,6 +17,7 @@
 #include "check/sampling.h"
 #include "check/standard_gpu.h"
 #include "check/validate.h"
+#include "gpu_reference_cases.h"
 #include "measure/executor.h"
 #include "reference/gpu_reference.h"
 #include "reference/reference.h"
@@ -25,33 +26,8 @@
 namespace fa {
 namespace {
 
-#define SKIP_WITHOUT_CUDA(ex)                                    \
-  std::string why_;                                              \
-  auto ex = make_cuda_executor(0, &why_);                        \
-  if (!ex) GTEST_SKIP() << "no CUDA executor: " << why_
-
-AttnProblem shape(int b, int h, int hk, int nq, int nk, int d, bool causal, DType t = DType::bf16) {
-  AttnProblem p;
-  p.batch = b;
-  p.heads = h;
-  p.heads_kv = hk;
-  p.seqlen_q = nq;
-  p.seqlen_k = nk;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
-}
-
-// Causal square, GQA, MQA, ragged both ways (q300 k100 causal: rows 0-199 see
-// no key), one query row, fp16, head_dim 256, and a longer row set.
-std::vector<AttnProblem> shapes() {
-  return {shape(2, 4, 2, 300, 300, 64, true),  shape(1, 8, 2, 200, 200, 128, false),
-          shape(1, 4, 1, 257, 257, 64, true),  shape(1, 2, 2, 100, 300, 64, true),
-          shape(1, 2, 1, 300, 100, 128, true), shape(1, 2, 2, 1, 333, 64, true, DType::f16),
-          shape(1, 2, 2, 190, 1, 64, true),    shape(1, 2, 2, 513, 513, 256, true, DType::f16),
-          shape(1, 4, 4, 2048, 2048, 128, true)};
-}
+using gpu_reference_cases::shape;
+using gpu_reference_cases::shapes;
 
 DeviceInputs on_device(Executor& ex) {
   const AttnParams a = ex.params();

@@ -1,0 +1,11 @@
+// Stands in for gpu_grad.cu when fa-bench is built with FA_BENCH_CUDA=OFF.
+#include "core/errors.h"
+#include "reference/gpu_grad.h"
+
+namespace fa::gpurows {
+
+void backward_f64(const AttnProblem&, const DeviceInputs&, const std::vector<int64_t>&, int64_t, SampledGrads&) {
+  throw KernelError("the GPU reference needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
+
+}  // namespace fa::gpurows
