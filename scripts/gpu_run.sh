@@ -15,7 +15,9 @@
 # sweeps' files hold every finished row when cut. STEPS picks steps (default:
 # all, in this order): sweep torch bwd check memory gpt2 interrupt. One more,
 # not in the default list since it needs two GPUs or more: devices (the
-# paper-fwd sweep on one GPU, then with --devices all; T_DEVICES caps each).
+# paper-fwd sweep on one GPU, then with --devices all; T_DEVICES caps each,
+# DEVICES_KERNELS picks the kernels [fa1,fa2,fa3,cudnn,standard], BASELINE_BIN
+# names another build whose one-GPU run of the same sweep comes first).
 # cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
 # copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
 # torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
@@ -111,20 +113,25 @@ fi
 
 if want devices; then
 step "paper-fwd sweep on GPU 0, then on every GPU (--devices all): wall time ratio and the compare gate"
-dev_sweep() {  # NAME [flags]: the same sweep and seed each time, wall seconds to $R/NAME.seconds
-  local name=$1 t0 rc
-  shift
+dev_sweep() {  # NAME BIN_DIR [flags]: the same sweep and seed each time, wall seconds to $R/NAME.seconds
+  local name=$1 bin=$2 t0 rc
+  shift 2
   t0=$(date +%s.%N)
-  timeout -s INT -k 10 "${T_DEVICES:-600}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
-    --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa1,fa2,fa3,cudnn,standard --max-seconds 0.2 --min-samples 10 \
+  timeout -s INT -k 10 "${T_DEVICES:-600}" "$bin/fa-bench" sweep --config configs/paper-fwd.json --backend cuda \
+    --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels "${DEVICES_KERNELS:-fa1,fa2,fa3,cudnn,standard}" \
+    --max-seconds 0.2 --min-samples 10 \
     --seed 1234 "$@" --json "$R/$name.json" --csv "$R/$name.csv" > "$R/$name.md" 2> "$R/$name.err"
   rc=$?
   python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$t0" > "$R/$name.seconds"
   return $rc
 }
-dev_sweep devices-one
+if [ -n "${BASELINE_BIN:-}" ]; then
+  dev_sweep devices-baseline "$BASELINE_BIN"
+  echo "   baseline ($BASELINE_BIN) on one GPU: exit $?, $(cat "$R/devices-baseline.seconds") s" | tee -a "$R/steps.log"
+fi
+dev_sweep devices-one "$BIN"
 rc_one=$?
-dev_sweep devices-all --devices all
+dev_sweep devices-all "$BIN" --devices all
 rc_all=$?
 "$BIN/fa-bench" compare "$R/devices-one.json" "$R/devices-all.json" --md "$R/devices-compare.md" \
   > /dev/null 2> "$R/devices-compare.err"
