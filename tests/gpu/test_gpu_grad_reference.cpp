@@ -6,12 +6,14 @@
 // passed) without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "check/error_accumulator.h"
 #include "check/inputs.h"
 #include "check/reference_cross_check.h"
 #include "check/sampling.h"
@@ -109,9 +111,32 @@ TEST(GpuGradReference, CrossCheckCatchesPlantedMaskOffset) {
   }
 }
 
+// How far two references of one tensor are apart: the largest difference, the
+// largest one relative to |e| + rel_eps (the figures' own denominator), and the
+// l2 norm of the difference relative to the host one's.
+struct RefGap {
+  double max_abs = 0, max_rel = 0, rel_l2 = 0;
+};
+RefGap gap(const std::vector<double>& g, const std::vector<double>& e) {
+  RefGap r;
+  double diff2 = 0, norm2 = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    const double d = std::abs(g[i] - e[i]);
+    r.max_abs = std::max(r.max_abs, d);
+    r.max_rel = std::max(r.max_rel, d / (std::abs(e[i]) + rel_eps));
+    diff2 += d * d;
+    norm2 += e[i] * e[i];
+  }
+  r.rel_l2 = norm2 > 0 ? std::sqrt(diff2 / norm2) : 0;
+  return r;
+}
+
 // A backward kernel's figures over every row and column: the GPU path
 // (check_point with the device inputs) against the host path (the Eigen
-// reference). The figures must agree to float64 rounding, the verdicts exactly.
+// reference), the verdicts exactly, for the standard backward. A figure moves by at most what the two
+// references are apart (triangle inequality; twice that, for the figure's own
+// denominator moving too), and they are apart by float64 rounding only: the
+// gap must lie within gradient_agreement.
 TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
   SKIP_WITHOUT_CUDA(ex);
   int points = 0;
@@ -122,8 +147,17 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
     const DeviceInputs dev = on_device(*ex);
     const PointCheck gpu = check_point(p, in, INT64_MAX, 0, 29, 0, 0, &dev);
     const PointCheck host = check_point(p, in, INT64_MAX, 0, 29, 0, 0);
+    ASSERT_TRUE(gpu.grads && host.grads) << p.describe();
+    const double agreement = gradient_agreement(p, in);
+    const RefGap gaps[] = {gap(gpu.grads->dq, host.grads->dq), gap(gpu.grads->dk, host.grads->dk),
+                           gap(gpu.grads->dv, host.grads->dv)};
+    for (const RefGap& g : gaps) EXPECT_LE(g.max_rel, agreement) << p.describe();
     for (const KernelVariant& v : Registry::instance().all()) {
-      if (v.backend != Backend::cuda || v.pass != Pass::bwd || !v.default_tile || !v.supports(p).ok) continue;
+      // The standard backward (cuBLAS GEMMs, no atomics) gives the same bits on
+      // both runs, so the figures differ by the references alone; the flash
+      // backwards add dQ with float32 atomics, whose order moves the last bits.
+      if (v.backend != Backend::cuda || v.pass != Pass::bwd || v.family != Family::standard || !v.supports(p).ok)
+        continue;
       const KernelVariant* partner = Registry::instance().find(v.fwd_partner);
       if (!partner || !partner->supports(p).ok) continue;
       GradTolerances tol_gpu, tol_host;
@@ -133,13 +167,13 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
       const std::string at = v.name + " on " + p.describe();
       ASSERT_TRUE(a.grad_errors && b.grad_errors) << at << ": " << a.why << " / " << b.why;
       EXPECT_FALSE(a.grad_errors->sampled) << at;
-      for (auto [x, y, name] : {std::tuple{a.grad_errors->dq, b.grad_errors->dq, "dQ"},
-                                {a.grad_errors->dk, b.grad_errors->dk, "dK"},
-                                {a.grad_errors->dv, b.grad_errors->dv, "dV"}}) {
+      for (auto [x, y, g, name] : {std::tuple{a.grad_errors->dq, b.grad_errors->dq, gaps[0], "dQ"},
+                                   {a.grad_errors->dk, b.grad_errors->dk, gaps[1], "dK"},
+                                   {a.grad_errors->dv, b.grad_errors->dv, gaps[2], "dV"}}) {
         EXPECT_EQ(x.nonfinite, y.nonfinite) << at << ": " << name;
-        EXPECT_NEAR(x.max_abs, y.max_abs, 1e-9 * std::abs(y.max_abs) + 1e-15) << at << ": " << name << " max_abs";
-        EXPECT_NEAR(x.max_rel, y.max_rel, 1e-9 * std::abs(y.max_rel) + 1e-15) << at << ": " << name << " max_rel";
-        EXPECT_NEAR(x.rel_l2, y.rel_l2, 1e-9 * std::abs(y.rel_l2) + 1e-15) << at << ": " << name << " rel_l2";
+        EXPECT_NEAR(x.max_abs, y.max_abs, g.max_abs + 1e-15) << at << ": " << name << " max_abs";
+        EXPECT_NEAR(x.max_rel, y.max_rel, 2 * g.max_rel * (1 + y.max_rel) + 1e-15) << at << ": " << name << " max_rel";
+        EXPECT_NEAR(x.rel_l2, y.rel_l2, 2 * g.rel_l2 * (1 + y.rel_l2) + 1e-15) << at << ": " << name << " rel_l2";
         EXPECT_NEAR(x.tolerance, y.tolerance, 1e-9 * std::abs(y.tolerance)) << at << ": " << name << " tolerance";
       }
       EXPECT_EQ(a.passed, b.passed) << at << ": " << a.why << " / " << b.why;
@@ -147,7 +181,7 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
     }
     points += compared ? 1 : 0;
   }
-  if (points == 0) GTEST_SKIP() << "no shape has a default cuda backward kernel in this build";
+  if (points == 0) GTEST_SKIP() << "no shape has the standard cuda backward in this build";
 }
 
 }  // namespace
