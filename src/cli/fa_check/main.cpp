@@ -214,7 +214,19 @@ int run(const Options& o, const std::string& program) {
   // held against Eigen (and, in the self-test, shown to catch a planted fault).
   size_t reference_failed = 0;
   bool reference_fault_caught = true;
-  try {
+  // A sticky device error or a stop ends the run as such, in either phase below.
+  auto until_stopped = [&](const auto& phase) {
+    try {
+      phase();
+    } catch (const KernelError& e) {
+      if (!e.sticky) throw;
+      sticky = e.what();
+      run_status = "stopped: " + sticky;
+    } catch (const Stopped& e) {
+      run_status = e.reason == StopReason::timeout ? "timeout" : "interrupted";
+    }
+  };
+  until_stopped([&] {
     if (ex->backend() == Backend::cuda) {
       const ReferenceCheckOutcome r = check_gpu_reference(cases, s.seed, *ex, GpuReferenceFault::none, "GPU reference");
       reference_failed = r.failed + r.grad_failed;
@@ -226,13 +238,7 @@ int run(const Options& o, const std::string& program) {
       }
       std::fflush(stdout);
     }
-  } catch (const KernelError& e) {
-    if (!e.sticky) throw;
-    sticky = e.what();
-    run_status = "stopped: " + sticky;
-  } catch (const Stopped& e) {
-    run_status = e.reason == StopReason::timeout ? "timeout" : "interrupted";
-  }
+  });
   auto on_row = [&](const CheckRow& row) {
     rows.push_back(row);
     write_reports("running", false);
@@ -241,7 +247,7 @@ int run(const Options& o, const std::string& program) {
     std::fflush(stdout);
   };
   if (table_on_stdout && run_status == "complete") std::fputs(table_header().c_str(), stdout);
-  if (run_status == "complete") try {
+  if (run_status == "complete") until_stopped([&] {
     if (slots.empty()) {
       for (const CheckCase& c : cases)
         for (Distribution d : c.distributions) {
@@ -252,13 +258,7 @@ int run(const Options& o, const std::string& program) {
       unsupported += run_on_devices(cases, set.kernels, s, slots, on_row);
     }
     throw_if_stopped();  // a stop during the last case
-  } catch (const KernelError& e) {
-    if (!e.sticky) throw;
-    sticky = e.what();
-    run_status = "stopped: " + sticky;
-  } catch (const Stopped& e) {
-    run_status = e.reason == StopReason::timeout ? "timeout" : "interrupted";
-  }
+  });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_reports(run_status, true);
 
