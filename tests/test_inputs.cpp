@@ -19,7 +19,8 @@ AttnProblem shape(DType dt) {
 }
 
 TEST(Inputs, DeterministicPerSeedDifferentAcrossSeeds) {
-  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::adversarial}) {
+  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::adversarial,
+                         Distribution::outliers}) {
     const AttnProblem p = shape(DType::bf16);
     const HostInputs a = generate_inputs(p, d, 123), b = generate_inputs(p, d, 123);
     const HostInputs c = generate_inputs(p, d, 124);
@@ -139,9 +140,47 @@ TEST(Inputs, AdversarialScoresOverflowANaiveFp16SoftmaxLate) {
 }
 
 TEST(Inputs, DistributionNames) {
-  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::adversarial})
+  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::adversarial,
+                         Distribution::outliers})
     EXPECT_EQ(parse_distribution(to_string(d)), d);
   EXPECT_FALSE(parse_distribution("gaussian"));
+  EXPECT_EQ(distribution_names(), "normal, uniform, adversarial, outliers");
+}
+
+// outliers: head_dim / 64 channels of Q and K, the same in every row of both,
+// about 30x the others' spread; V is normal's V of the same seed, bit for bit.
+TEST(Inputs, OutliersAreAFewFixedLargeChannelsOfQAndK) {
+  AttnProblem p = shape(DType::f32);
+  p.head_dim = 128;
+  p.seqlen_q = p.seqlen_k = 256;
+  const HostInputs in = generate_inputs(p, Distribution::outliers, 9);
+  const HostInputs normal = generate_inputs(p, Distribution::normal, 9);
+  EXPECT_EQ(in.v, normal.v);
+  for (const std::vector<float>* t : {&in.q, &in.k}) {
+    std::vector<double> sq(size_t(p.head_dim), 0.0);
+    for (size_t i = 0; i < t->size(); ++i) sq[i % size_t(p.head_dim)] += double((*t)[i]) * (*t)[i];
+    const double rows = double(t->size() / size_t(p.head_dim));
+    int large = 0;
+    for (double s : sq) {
+      const double rms = std::sqrt(s / rows);
+      if (rms > 10) {
+        ++large;
+        EXPECT_NEAR(rms, 30.0, 3.0);
+      } else {
+        EXPECT_NEAR(rms, 1.0, 0.1);
+      }
+    }
+    EXPECT_EQ(large, p.head_dim / 64);
+  }
+  // The same channels in Q and K: one draw per seed.
+  auto channels = [&](const std::vector<float>& t) {
+    std::vector<int> out;
+    for (int c = 0; c < p.head_dim; ++c)
+      if (std::fabs(t[size_t(c)]) + std::fabs(t[size_t(p.head_dim + c)]) + std::fabs(t[size_t(2 * p.head_dim + c)]) > 15)
+        out.push_back(c);
+    return out;
+  };
+  EXPECT_EQ(channels(in.q), channels(in.k));
 }
 
 }  // namespace

@@ -14,19 +14,31 @@
 
 namespace fa {
 
+namespace {
+constexpr Distribution kDistributions[] = {Distribution::normal, Distribution::uniform, Distribution::adversarial,
+                                           Distribution::outliers};
+}  // namespace
+
 std::string_view to_string(Distribution d) {
   switch (d) {
     case Distribution::normal: return "normal";
     case Distribution::uniform: return "uniform";
     case Distribution::adversarial: return "adversarial";
+    case Distribution::outliers: return "outliers";
   }
   return "?";
 }
 
 std::optional<Distribution> parse_distribution(std::string_view s) {
-  for (Distribution d : {Distribution::normal, Distribution::uniform, Distribution::adversarial})
+  for (Distribution d : kDistributions)
     if (s == to_string(d)) return d;
   return std::nullopt;
+}
+
+std::string distribution_names() {
+  std::string out;
+  for (Distribution d : kDistributions) out += (out.empty() ? "" : ", ") + std::string(to_string(d));
+  return out;
 }
 
 namespace {
@@ -84,7 +96,7 @@ void generate(std::vector<float>& x, uint64_t seed, uint64_t tensor, DType dtype
   });
 }
 
-enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4, kDout = 5 };
+enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4, kDout = 5, kOutlierChannels = 6 };
 
 // Adversarial scores: every query and key carries a common unit direction u,
 //   q = a u + n_q,   k_j = a r_j u + n_k,   r_j ramping from -0.5 to 1 along the keys,
@@ -116,6 +128,27 @@ void make_adversarial(const AttnProblem& p, HostInputs& in, uint64_t seed) {
   generate(in.v, seed, kV, p.dtype, [](size_t, Rng& r) { return r.normal(); });
 }
 
+// Outlier channels: head_dim / 64 of them (at least one), drawn once from the
+// seed, multiplied by kOutlierScale in every row of Q and K; V stays N(0,1).
+constexpr double kOutlierScale = 30.0;
+
+void make_outliers(const AttnProblem& p, HostInputs& in, uint64_t seed) {
+  const int d = p.head_dim;
+  std::vector<double> gain(size_t(d), 1.0);
+  Rng pick(mix(seed, kOutlierChannels, 0));
+  for (int n = std::max(1, d / 64); n > 0;) {
+    const size_t c = size_t(pick.uniform01() * d);
+    if (gain[c] == 1.0) {
+      gain[c] = kOutlierScale;
+      --n;
+    }
+  }
+  auto draw = [&](size_t i, Rng& r) { return gain[i % size_t(d)] * r.normal(); };
+  generate(in.q, seed, kQ, p.dtype, draw);
+  generate(in.k, seed, kK, p.dtype, draw);
+  generate(in.v, seed, kV, p.dtype, [](size_t, Rng& r) { return r.normal(); });
+}
+
 }  // namespace
 
 HostInputs generate_inputs(const AttnProblem& p, Distribution dist, uint64_t seed) {
@@ -127,6 +160,8 @@ HostInputs generate_inputs(const AttnProblem& p, Distribution dist, uint64_t see
   in.v.resize(in.k.size());
   if (dist == Distribution::adversarial) {
     make_adversarial(p, in, seed);
+  } else if (dist == Distribution::outliers) {
+    make_outliers(p, in, seed);
   } else {
     auto draw = [dist](size_t, Rng& r) { return dist == Distribution::uniform ? r.uniform() : r.normal(); };
     generate(in.q, seed, kQ, p.dtype, draw);

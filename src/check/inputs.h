@@ -13,15 +13,19 @@ namespace fa {
 
 // normal: N(0,1). uniform: U(-1,1). adversarial: large-magnitude scores whose
 // row maximum arrives late in the row (stresses the online-softmax rescale and
-// overflows a softmax that does not subtract the running max).
-enum class Distribution { normal, uniform, adversarial };
+// overflows a softmax that does not subtract the running max). outliers: N(0,1)
+// with a few channels of Q and K 30x larger, the same channels in every row, as
+// activations have them (what FP8 quantization and incoherent processing face).
+enum class Distribution { normal, uniform, adversarial, outliers };
 std::string_view to_string(Distribution);
 std::optional<Distribution> parse_distribution(std::string_view);
+// Every name parse_distribution takes, for messages: "normal, uniform, ...".
+std::string distribution_names();
 
 HostInputs generate_inputs(const AttnProblem&, Distribution, uint64_t seed);
 // dO for the backward pass, shaped like O, from the same seed: its own stream,
 // so Q, K, V of a seed are those generate_inputs gives. normal: N(0,1);
-// uniform: U(-1,1); adversarial: N(0,1) (the hard part is in Q and K).
+// uniform: U(-1,1); adversarial, outliers: N(0,1) (the hard part is in Q and K).
 std::vector<float> generate_dout(const AttnProblem&, Distribution, uint64_t seed);
 void round_to_dtype(std::vector<float>&, DType);  // fp32: no-op
 

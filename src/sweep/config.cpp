@@ -186,7 +186,7 @@ const std::vector<Setting>& settings() {
          auto d = parse_distribution(t);
          if (!d)
            throw UsageError(
-               fmt::format("{}: unknown distribution '{}'; expected normal, uniform or adversarial", w, t));
+               fmt::format("{}: unknown distribution '{}'; expected one of {}", w, t, distribution_names()));
          c.distribution = *d;
        }},
       {"seed", Shape::integer,

@@ -34,7 +34,7 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--kernels", "kernels",
        "Kernel names, families, back ends or globs (default: every kernel of the back end in use). "
        "Example: --kernels 'cpu.fa2,cpu.standard'", "SELECTION"},
-      {"--distribution", "distribution", "Inputs: normal, uniform or adversarial. Example: --distribution adversarial", "NAME"},
+      {"--distribution", "distribution", "Inputs: normal, uniform, adversarial or outliers (docs/MEASUREMENT.md, Inputs). Example: --distribution adversarial", "NAME"},
       {"--seed", "seed", "Input seed (default: fresh, printed and stored in the results). Example: --seed 1234", "UINT64"},
       {"--backend", "backend",
        "auto (cuda when a device is present, else cpu; says which on stderr), cpu or cuda. Example: --backend cpu", "auto|cpu|cuda"},

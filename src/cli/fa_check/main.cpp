@@ -76,8 +76,8 @@ std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
   std::optional<Distribution> dist;
   if (!o.distribution.empty()) {
     dist = parse_distribution(o.distribution);
-    if (!dist) throw UsageError(fmt::format("--distribution: unknown '{}' (normal, uniform, adversarial)",
-                                            o.distribution));
+    if (!dist) throw UsageError(fmt::format("--distribution: unknown '{}' ({})", o.distribution,
+                                            distribution_names()));
   }
   if (!o.case_text.empty()) {
     CheckCase c;
@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
       ->type_name("SHAPE");
   app.add_option("--distribution", o.distribution,
                  "Inputs for --case (default normal), or only the suite's cases with this distribution: "
-                 "normal, uniform, adversarial")
+                 "normal, uniform, adversarial, outliers")
       ->type_name("NAME");
   FlagTexts texts;
   app.add_option("--seed", texts.seed, "Input seed (default: fresh, printed). Example: --seed 123")->type_name("UINT64");

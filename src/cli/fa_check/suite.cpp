@@ -106,8 +106,8 @@ std::vector<CheckCase> load_suite(const std::string& path) {
       for (const auto& d : j["distributions"]) {
         auto dist = d.is_string() ? parse_distribution(d.get<std::string>()) : std::nullopt;
         if (!dist)
-          throw UsageError(fmt::format("{}: unknown distribution {} (normal, uniform, adversarial)",
-                                       where, d.dump()));
+          throw UsageError(fmt::format("{}: unknown distribution {} ({})", where, d.dump(),
+                                       distribution_names()));
         c.distributions.push_back(*dist);
       }
       if (c.distributions.empty()) throw UsageError(where + ": \"distributions\" is empty");
