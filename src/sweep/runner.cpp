@@ -273,7 +273,7 @@ struct PointRun {
   std::function<void(Result)> emit;                          // a finished row
   std::function<void(const std::string&)> progress;          // what runs next
   std::function<void()> skipped;                             // a row in `done`
-  WallTimeSplit wall;                                        // this loop's, since the caller last took it
+  WallTimeSplit* wall;                                       // where this loop's phases add their seconds
   bool warned_counters = false;
 };
 
@@ -329,10 +329,10 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
       data.host_bytes = need.total();
       data.host_limit = run.host_limit;
       {
-        Stopwatch w(run.wall.inputs);
+        Stopwatch w(run.wall->inputs);
         prepare_inputs(pp, c, run.seed, ex, data);
       }
-      Stopwatch w(run.wall.reference);
+      Stopwatch w(run.wall->reference);
       prepare_reference(pp, c, run.seed, ex, data);
     } catch (const OutOfMemory& e) {
       point_oom = e.what();
@@ -370,7 +370,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
       continue;
     }
     try {
-      run_kernel(*k, data, c, ex, run.ceiling, r, run.hooks, run.warned_counters, run.wall);
+      run_kernel(*k, data, c, ex, run.ceiling, r, run.hooks, run.warned_counters, *run.wall);
     } catch (const KernelError& e) {  // sticky: the device is unusable
       run.emit(std::move(r));
       *why = fmt::format("{} on {}: {}", k->name, pp.problem.describe(), e.what());
@@ -391,24 +391,19 @@ void run_points(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Exec
                 const std::set<std::string>& done, const RunnerHooks& hooks, SweepOutcome& out) {
   const size_t total = plan.rows();
   size_t finished = 0;
-  PointRun run{c, seed, ex, ceiling, done, hooks, host_limit_of(c, 1), {}, {}, {}, {}};
+  PointRun run{c, seed, ex, ceiling, done, hooks, host_limit_of(c, 1), {}, {}, {}, &out.wall};
   run.emit = [&](Result r) {
     ++out.new_rows;
     ++finished;
     if (hooks.on_row) hooks.on_row(r);
   };
   run.progress = [&](const std::string& what) {
-    if (hooks.on_progress) hooks.on_progress(finished, total, what, run.wall);
+    if (hooks.on_progress) hooks.on_progress(finished, total, what, out.wall);
   };
   run.skipped = [&] {
     ++out.skipped;
     ++finished;
   };
-  struct TakeWall {  // also when a stop throws out of a row
-    PointRun& run;
-    SweepOutcome& out;
-    ~TakeWall() { out.wall = run.wall; }
-  } take{run, out};
   for (const PlannedPoint& pp : plan.points) {
     const SweepEnd e = run_point(pp, run, &out.why);
     if (e != SweepEnd::complete) {
@@ -470,6 +465,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
   // Per worker: its loop state, and how its last point ended.
   struct WorkerState {
     std::optional<PointRun> run;
+    WallTimeSplit wall;  // its current point's, added to `wall` when the point ends
     SweepEnd end = SweepEnd::complete;
     std::string why;
   };
@@ -480,7 +476,7 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
     WorkerState& ws = state[size_t(w)];
     if (!ws.run) {
       dw.executor->bind_thread();
-      ws.run.emplace(PointRun{c, seed, *dw.executor, ceiling, done, serial, host_limit, {}, {}, {}, {}});
+      ws.run.emplace(PointRun{c, seed, *dw.executor, ceiling, done, serial, host_limit, {}, {}, {}, &ws.wall});
       ws.run->skipped = [&] {
         ++skipped;
         ++finished;
@@ -497,21 +493,17 @@ SweepOutcome run_sweep_on_devices(const SweepPlan& plan, const SweepConfig& c, u
       std::lock_guard lock(hooks_mu);
       hooks.on_progress(finished.load(), total, fmt::format("device {}: {}", dw.device.index, what), wall);
     };
-    auto take_wall = [&] {
-      std::lock_guard lock(hooks_mu);
-      wall.inputs += run.wall.inputs;
-      wall.reference += run.wall.reference;
-      wall.validation += run.wall.validation;
-      wall.timing += run.wall.timing;
-      run.wall = {};
-    };
     try {
       ws.end = run_point(plan.points[item], run, &ws.why);
     } catch (const Stopped& s) {  // inside a row: the row in progress is abandoned
       dw.executor->release();
       ws.end = stop_end(s.reason);
     }
-    take_wall();
+    {
+      std::lock_guard lock(hooks_mu);
+      wall += ws.wall;
+      ws.wall = {};
+    }
     if (ws.end != SweepEnd::complete) return false;
     in_order.finish(item);
     return true;

@@ -25,6 +25,10 @@ namespace fa {
 // the counters pass). metadata.wall_time_s and the progress line show it.
 struct WallTimeSplit {
   double inputs = 0, reference = 0, validation = 0, timing = 0;
+  WallTimeSplit& operator+=(const WallTimeSplit& o) {
+    inputs += o.inputs, reference += o.reference, validation += o.validation, timing += o.timing;
+    return *this;
+  }
 };
 
 struct RunnerHooks {
