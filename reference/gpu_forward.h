@@ -11,9 +11,9 @@
 
 namespace fa::gpurows {
 
-// Fills out.o and out.lse, already sized for out.rows; seen[i] is how many keys
-// out.rows[i] sees (ascending with the rows), n_vis the most of them.
-void forward_f64(const AttnProblem&, const DeviceInputs&, const std::vector<int64_t>& seen, int64_t workspace_bytes,
-                 ReferenceOutputs& out);
+// The reference on `rows` (checked: sorted, unique, in range) in device
+// buffers; seen[i] is how many keys rows[i] sees (ascending with the rows).
+DeviceReference forward_f64(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows,
+                            const std::vector<int64_t>& seen, int64_t workspace_bytes);
 
 }  // namespace fa::gpurows

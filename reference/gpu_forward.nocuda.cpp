@@ -4,7 +4,8 @@
 
 namespace fa::gpurows {
 
-void forward_f64(const AttnProblem&, const DeviceInputs&, const std::vector<int64_t>&, int64_t, ReferenceOutputs&) {
+DeviceReference forward_f64(const AttnProblem&, const DeviceInputs&, std::vector<int64_t>, const std::vector<int64_t>&,
+                            int64_t) {
   throw KernelError("the GPU reference needs a build with CUDA (FA_BENCH_CUDA=ON)");
 }
 
@@ -12,4 +13,7 @@ void forward_f64(const AttnProblem&, const DeviceInputs&, const std::vector<int6
 
 namespace fa {
 bool gpu_reference_built() { return false; }
+ReferenceOutputs DeviceReference::to_host(const AttnProblem&) const {
+  throw KernelError("the GPU reference needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
 }  // namespace fa

@@ -36,16 +36,17 @@ std::vector<int64_t> keys_seen_by(const AttnProblem& p, const std::vector<int64_
 
 }  // namespace
 
+DeviceReference reference_forward_gpu_on_device(const AttnProblem& p, const DeviceInputs& in,
+                                                std::vector<int64_t> rows, const GpuReferenceOptions& opt) {
+  check_request(p, in, opt, "reference_forward_gpu");
+  rows = ref::checked_indices(std::move(rows), p.seqlen_q, "reference_forward_gpu: row");
+  const std::vector<int64_t> seen = keys_seen_by(p, rows, opt.fault);
+  return gpurows::forward_f64(p, in, std::move(rows), seen, opt.workspace_bytes);
+}
+
 ReferenceOutputs reference_forward_gpu(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows,
                                        const GpuReferenceOptions& opt) {
-  check_request(p, in, opt, "reference_forward_gpu");
-  ReferenceOutputs out;
-  out.rows = ref::checked_indices(std::move(rows), p.seqlen_q, "reference_forward_gpu: row");
-  const int64_t n_rows = int64_t(out.rows.size());
-  out.o.assign(size_t(p.batch) * n_rows * p.heads * p.head_dim, 0.0);
-  out.lse.assign(size_t(p.batch) * p.heads * n_rows, 0.0);
-  gpurows::forward_f64(p, in, keys_seen_by(p, out.rows, opt.fault), opt.workspace_bytes, out);
-  return out;
+  return reference_forward_gpu_on_device(p, in, std::move(rows), opt).to_host(p);
 }
 
 SampledGrads reference_backward_gpu(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows,

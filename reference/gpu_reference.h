@@ -18,6 +18,7 @@
 // against them.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/types.h"
@@ -52,8 +53,31 @@ struct GpuReferenceOptions {
   GpuReferenceFault fault = GpuReferenceFault::none;
 };
 
+// The forward reference left on the device, where the cuda back end compares a
+// kernel's outputs with it (check/device_compare.h): at a paper point its O is
+// 268 MB of float64, and copying that back to compare on the host took most of
+// a point's checking time. Copies share the buffers; the last one frees them.
+class DeviceReference {
+ public:
+  const std::vector<int64_t>& rows() const { return rows_; }  // ascending, as ReferenceOutputs::rows
+  const int64_t* rows_on_device() const { return rows_d_.get(); }
+  const double* o() const { return o_.get(); }      // [batch, rows, heads, head_dim]
+  const double* lse() const { return lse_.get(); }  // [batch, heads, rows]
+  // The same values in host memory (reference_forward_gpu's result).
+  ReferenceOutputs to_host(const AttnProblem&) const;
+
+ private:
+  friend struct DeviceReferenceAccess;  // gpu_forward.cu fills it
+  std::vector<int64_t> rows_;
+  std::shared_ptr<int64_t> rows_d_;
+  std::shared_ptr<double> o_, lse_;
+};
+
 // rows empty = every query row; else sorted, unique, in range (UsageError
 // otherwise). KernelError when the device fails, OutOfMemory when its memory does.
+DeviceReference reference_forward_gpu_on_device(const AttnProblem&, const DeviceInputs&,
+                                                std::vector<int64_t> rows = {}, const GpuReferenceOptions& = {});
+// The same, copied to the host.
 ReferenceOutputs reference_forward_gpu(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
                                        const GpuReferenceOptions& = {});
 

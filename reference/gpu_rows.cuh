@@ -50,6 +50,12 @@ DeviceArray<T> device_array(int64_t n, const char* what) {
   return DeviceArray<T>(static_cast<T*>(p));
 }
 
+// The same buffer, shared (a DeviceReference's).
+template <typename T>
+std::shared_ptr<T> shared(DeviceArray<T> a) {
+  return std::shared_ptr<T>(a.release(), DeviceFree{});
+}
+
 // A stream and a cuBLAS handle on it, for one pass; the pass waits for its
 // own stream only, so the executor's stream is left alone.
 class Gemm {
