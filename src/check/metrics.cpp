@@ -180,6 +180,11 @@ Tolerances tolerances_for(const AttnProblem& p, const StandardRows& s, const Ref
   return tolerances_from(p, standard_errors(p, s, ref));
 }
 
+Tolerances tolerances_for(const AttnProblem& p, const ErrorMetrics& standard) {
+  const bool broken = standard.nonfinite > 0;
+  return tolerances_from(p, StandardErrors{broken ? NAN : standard.o_max_abs, broken ? NAN : standard.lse_max_abs});
+}
+
 bool passes(const ErrorMetrics& m, const Tolerances& t) {
   const double lse_bound = t.lse_tolerance > 0 ? t.lse_tolerance : kLseFloor;
   return m.nonfinite == 0 && m.o_max_abs <= t.tolerance && m.lse_max_abs <= lse_bound;

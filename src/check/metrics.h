@@ -25,6 +25,10 @@ Tolerances tolerances_for(const AttnProblem&, const HostInputs&, const Reference
 // The same rule from the standard's outputs computed elsewhere (on the GPU,
 // check/standard_gpu.h) on the reference's rows.
 Tolerances tolerances_for(const AttnProblem&, const StandardRows&, const ReferenceOutputs&);
+// The same rule from the standard's error figures measured on the device
+// (standard_errors_gpu). A non-finite value in the standard's outputs makes
+// the tolerance NaN, which no kernel passes: a broken standard proves nothing.
+Tolerances tolerances_for(const AttnProblem&, const ErrorMetrics& standard);
 // Finite everywhere, O max abs error <= tolerance, LSE's <= lse_tolerance (1e-3 when unset).
 bool passes(const ErrorMetrics&, const Tolerances&);
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "check/device_compare.h"
 #include "reference/gpu_rows.cuh"
 
 namespace fa {
@@ -58,14 +59,16 @@ __global__ void round_rows(const float* o, int d, int64_t n, bool bf16, float* o
   }
 }
 
-}  // namespace
+// The standard's O (rounded to the dtype, held in float32) and LSE on `rows`, on the device.
+struct StandardOnDevice {
+  DeviceArray<float> o, lse;  // [batch, rows, heads, head_dim], [batch, heads, rows]
+};
 
-StandardRows standard_forward_gpu(const AttnProblem& p, const DeviceInputs& in, const std::vector<int64_t>& rows) {
-  StandardRows out;
-  out.rows = rows;
+StandardOnDevice run_standard(const AttnProblem& p, const DeviceInputs& in, const std::vector<int64_t>& rows) {
   const int64_t n_rows = int64_t(rows.size()), d = p.head_dim, nq = p.seqlen_q, nk = p.seqlen_k;
-  out.o.assign(size_t(p.batch) * n_rows * p.heads * d, 0.f);
-  out.lse.assign(size_t(p.batch) * p.heads * n_rows, 0.f);
+  const int64_t o_elems = int64_t(p.batch) * n_rows * p.heads * d, lse_elems = int64_t(p.batch) * p.heads * n_rows;
+  StandardOnDevice out{device_array<float>(o_elems, "cudaMalloc (standard O)"),
+                       device_array<float>(lse_elems, "cudaMalloc (standard LSE)")};
   if (n_rows == 0) return out;
   if (p.dtype != DType::bf16 && p.dtype != DType::f16)
     throw KernelError("standard_forward_gpu: the device holds bf16 or fp16 tensors");
@@ -85,13 +88,13 @@ StandardRows standard_forward_gpu(const AttnProblem& p, const DeviceInputs& in, 
   auto qb = device_array<float>(block * d, "cudaMalloc (standard Q block)");
   auto s = device_array<float>(block * max_vis, "cudaMalloc (standard S block)");
   auto ob = device_array<float>(block * d, "cudaMalloc (standard O block)");
-  auto o = device_array<float>(int64_t(out.o.size()), "cudaMalloc (standard O)");
-  auto lse = device_array<float>(int64_t(out.lse.size()), "cudaMalloc (standard LSE)");
+  float* o = out.o.get();
+  float* lse = out.lse.get();
   check_cuda(cudaMemcpyAsync(rows_d.get(), rows.data(), size_t(n_rows) * 8, cudaMemcpyHostToDevice, st),
              "cudaMemcpy (standard rows)");
   check_cuda(cudaMemcpyAsync(seen_d.get(), seen.data(), size_t(n_rows) * 8, cudaMemcpyHostToDevice, st),
              "cudaMemcpy (standard visible keys)");
-  check_cuda(cudaMemsetAsync(o.get(), 0, out.o.size() * sizeof(float), st), "cudaMemset (standard O)");
+  check_cuda(cudaMemsetAsync(o, 0, size_t(o_elems) * sizeof(float), st), "cudaMemset (standard O)");
 
   const float scale = p.scale(), one = 1.f, zero = 0.f;
   for (int b = 0; b < p.batch; ++b)
@@ -107,25 +110,44 @@ StandardRows standard_forward_gpu(const AttnProblem& p, const DeviceInputs& in, 
             check_cublas(cublasSgemm(gemm.handle(), CUBLAS_OP_T, CUBLAS_OP_N, int(n_vis), int(n), int(d), &one, kf.get(),
                                      int(d), qb.get(), int(d), &zero, s.get(), int(n_vis)),
                          "cublasSgemm (standard S)");
-          float* lse_rows = lse.get() + (int64_t(b) * p.heads + h) * n_rows + r0;
+          float* lse_rows = lse + (int64_t(b) * p.heads + h) * n_rows + r0;
           standard_softmax_rows<<<int(n), kThreads, 0, st>>>(s.get(), n_vis, seen_d.get() + r0, scale, bf16, lse_rows);
           check_cuda(cudaGetLastError(), "standard_softmax_rows launch");
           if (n_vis == 0) continue;
           check_cublas(cublasSgemm(gemm.handle(), CUBLAS_OP_N, CUBLAS_OP_N, int(d), int(n), int(n_vis), &one, vf.get(),
                                    int(d), s.get(), int(n_vis), &zero, ob.get(), int(d)),
                        "cublasSgemm (standard O)");
-          float* o_rows = o.get() + ((int64_t(b) * n_rows + r0) * p.heads + h) * d;
+          float* o_rows = o + ((int64_t(b) * n_rows + r0) * p.heads + h) * d;
           round_rows<<<grid_for(n * d, kThreads), kThreads, 0, st>>>(ob.get(), int(d), n, bf16, o_rows,
                                                                      int64_t(p.heads) * d);
           check_cuda(cudaGetLastError(), "round_rows launch");
         }
     }
-  check_cuda(cudaMemcpyAsync(out.o.data(), o.get(), out.o.size() * sizeof(float), cudaMemcpyDeviceToHost, st),
-             "cudaMemcpy (standard O back)");
-  check_cuda(cudaMemcpyAsync(out.lse.data(), lse.get(), out.lse.size() * sizeof(float), cudaMemcpyDeviceToHost, st),
-             "cudaMemcpy (standard LSE back)");
   gemm.sync();
   return out;
+}
+
+}  // namespace
+
+StandardRows standard_forward_gpu(const AttnProblem& p, const DeviceInputs& in, const std::vector<int64_t>& rows) {
+  const StandardOnDevice dev = run_standard(p, in, rows);
+  StandardRows out;
+  out.rows = rows;
+  out.o.resize(size_t(p.batch) * rows.size() * p.heads * p.head_dim);
+  out.lse.resize(size_t(p.batch) * p.heads * rows.size());
+  if (!out.o.empty())
+    check_cuda(cudaMemcpy(out.o.data(), dev.o.get(), out.o.size() * sizeof(float), cudaMemcpyDeviceToHost),
+               "cudaMemcpy (standard O back)");
+  if (!out.lse.empty())
+    check_cuda(cudaMemcpy(out.lse.data(), dev.lse.get(), out.lse.size() * sizeof(float), cudaMemcpyDeviceToHost),
+               "cudaMemcpy (standard LSE back)");
+  return out;
+}
+
+ErrorMetrics standard_errors_gpu(const AttnProblem& p, const DeviceInputs& in, const DeviceReference& ref) {
+  const StandardOnDevice dev = run_standard(p, in, ref.rows());
+  return compare_outputs_gpu(p, DeviceOutputs{dev.o.get(), dev.lse.get(), DType::f32, int64_t(ref.rows().size())},
+                             ref);
 }
 
 }  // namespace fa

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/result.h"
 #include "core/types.h"
 #include "reference/gpu_reference.h"
 
@@ -23,5 +24,10 @@ struct StandardRows {
 // rows: sorted, unique, in range (the reference's rows). KernelError when the
 // device fails, OutOfMemory when its memory does; KernelError in a build without CUDA.
 StandardRows standard_forward_gpu(const AttnProblem&, const DeviceInputs&, const std::vector<int64_t>& rows);
+
+// The standard's error figures against the reference on the reference's rows,
+// computed on the device (check/device_compare.h): what the tolerance rule
+// takes from it without either leaving the device.
+ErrorMetrics standard_errors_gpu(const AttnProblem&, const DeviceInputs&, const DeviceReference&);
 
 }  // namespace fa

@@ -9,4 +9,8 @@ StandardRows standard_forward_gpu(const AttnProblem&, const DeviceInputs&, const
   throw KernelError("the GPU standard needs a build with CUDA (FA_BENCH_CUDA=ON)");
 }
 
+ErrorMetrics standard_errors_gpu(const AttnProblem&, const DeviceInputs&, const DeviceReference&) {
+  throw KernelError("the GPU standard needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
+
 }  // namespace fa

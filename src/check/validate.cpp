@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "check/device_compare.h"
 #include "check/grad_metrics.h"
 #include "check/metrics.h"
 #include "check/sampling.h"
@@ -51,9 +52,16 @@ Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Execut
   ex.poison_outputs();
   run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
-  const HostOutputs out = ex.fetch_outputs();
-  if (outputs) outputs(out);
-  val.errors = compare_outputs(p, out, check.ref);
+  if (check.device_ref) {  // compared where both are (the cuda back end)
+    const AttnParams a = ex.params();
+    val.errors = compare_outputs_gpu(p, DeviceOutputs{a.o, a.lse, p.dtype, p.seqlen_q, check.device_ref->rows_on_device()},
+                                     *check.device_ref);
+    if (outputs) outputs(ex.fetch_outputs());
+  } else {
+    const HostOutputs out = ex.fetch_outputs();
+    if (outputs) outputs(out);
+    val.errors = compare_outputs(p, out, check.ref);
+  }
   val.passed = passes(val.errors, check.tolerances);
   if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
   return val;
@@ -116,7 +124,10 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
       c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
     }
   } else if (device) {
-    c.ref = reference_forward_gpu(p, *device, std::move(rows));
+    c.device_ref = reference_forward_gpu_on_device(p, *device, std::move(rows));
+    c.ref.rows = c.device_ref->rows();
+    c.tolerances = tolerances_for(p, standard_errors_gpu(p, *device, *c.device_ref));
+    return c;
   } else {
     c.ref = reference_forward(p, inputs, rows, threads);
   }

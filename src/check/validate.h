@@ -27,7 +27,11 @@ namespace fa {
 
 // What every kernel of one point is judged against.
 struct PointCheck {
-  ReferenceOutputs ref;  // O and LSE on the checked rows
+  // O and LSE on the checked rows; rows only when device_ref holds them.
+  ReferenceOutputs ref;
+  // A forward point on the cuda back end: the reference stays on the device
+  // and kernels' outputs are compared there (check/device_compare.h).
+  std::optional<DeviceReference> device_ref;
   Tolerances tolerances;
   // A point with a backward row: dQ on ref.rows, dK and dV on the checked columns.
   std::optional<SampledGrads> grads;
@@ -43,8 +47,10 @@ struct PointCheck {
 // With `device` (the cuda back end: the tensors the kernels read, dO too for
 // gradients), the references are the GPU ones (reference/gpu_reference.h) and
 // the forward tolerance rule's standard runs on the GPU too (check/standard_gpu.h),
-// so every row costs little; the gradient tolerance rule's standard stays on the
-// host (GradTolerances), on the checked rows and columns.
+// so every row costs little; without gradients the reference and the standard's
+// figures never leave the device (device_ref), and `inputs` may be empty. The
+// gradient tolerance rule's standard stays on the host (GradTolerances), on the
+// checked rows and columns.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
                        uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
                        const DeviceInputs* device = nullptr);
