@@ -9,6 +9,7 @@
 #include <random>
 
 #include "check/half.h"
+#include "check/input_stream.h"
 #include "core/parallel.h"
 #include "core/errors.h"
 
@@ -70,18 +71,12 @@ class Rng {
   std::mt19937_64 gen_;
 };
 
-// Each tensor is generated in fixed chunks, chunk c of tensor t from its own
-// generator seeded by mix(seed, t, c): the values depend on the seed alone, not
-// on how many threads made them, and a paper-sized point (100M values) takes a
+// Each tensor is generated in fixed chunks (input_stream.h), chunk c of
+// tensor t from its own generator: the values depend on the seed alone, not on
+// how many threads made them, and a paper-sized point (100M values) takes a
 // fraction of a second on a many-core host instead of seconds on one core.
-constexpr size_t kChunk = size_t(1) << 16;
-
-uint64_t mix(uint64_t seed, uint64_t tensor, uint64_t chunk) {  // splitmix64 over the triple
-  uint64_t z = seed ^ (tensor * 0x9E3779B97F4A7C15ull) ^ (chunk * 0xD1B54A32D192ED03ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using namespace input_stream;
+constexpr size_t kChunk = kInputChunk;
 
 // x[i] = value(i, rng) with rng the generator of i's chunk; then rounded to dtype.
 template <typename Value>
@@ -96,8 +91,6 @@ void generate(std::vector<float>& x, uint64_t seed, uint64_t tensor, DType dtype
   });
 }
 
-enum Tensor : uint64_t { kQ = 1, kK = 2, kV = 3, kDirection = 4, kDout = 5, kOutlierChannels = 6 };
-
 // Adversarial scores: every query and key carries a common unit direction u,
 //   q = a u + n_q,   k_j = a r_j u + n_k,   r_j ramping from -0.5 to 1 along the keys,
 // so scale * q.k_j ~ scale a^2 r_j + noise: from about -30 to +60 in each row,
@@ -109,15 +102,9 @@ constexpr double kPeakScore = 60.0;
 
 void make_adversarial(const AttnProblem& p, HostInputs& in, uint64_t seed) {
   const int d = p.head_dim;
-  std::vector<double> u(d);
-  Rng dir(mix(seed, kDirection, 0));
-  double norm = 0;
-  for (double& e : u) {
-    e = dir.normal();
-    norm += e * e;
-  }
-  for (double& e : u) e /= std::sqrt(norm);
-  const double a = std::sqrt(kPeakScore / double(p.scale()));
+  const AdversarialDirection dir = adversarial_direction(p, seed);
+  const double a = dir.a;
+  const std::vector<double>& u = dir.u;
   generate(in.q, seed, kQ, p.dtype, [&](size_t i, Rng& r) { return a * u[i % d] + r.normal(); });
   const int64_t nk = p.seqlen_k;
   generate(in.k, seed, kK, p.dtype, [&](size_t i, Rng& r) {
@@ -133,6 +120,32 @@ void make_adversarial(const AttnProblem& p, HostInputs& in, uint64_t seed) {
 constexpr double kOutlierScale = 30.0;
 
 void make_outliers(const AttnProblem& p, HostInputs& in, uint64_t seed) {
+  const std::vector<double> gain = outlier_gains(p, seed);
+  auto draw = [&](size_t i, Rng& r) { return gain[i % size_t(p.head_dim)] * r.normal(); };
+  generate(in.q, seed, kQ, p.dtype, draw);
+  generate(in.k, seed, kK, p.dtype, draw);
+  generate(in.v, seed, kV, p.dtype, [](size_t, Rng& r) { return r.normal(); });
+}
+
+}  // namespace
+
+namespace input_stream {
+
+AdversarialDirection adversarial_direction(const AttnProblem& p, uint64_t seed) {
+  AdversarialDirection out;
+  out.u.resize(size_t(p.head_dim));
+  Rng dir(mix(seed, kDirection, 0));
+  double norm = 0;
+  for (double& e : out.u) {
+    e = dir.normal();
+    norm += e * e;
+  }
+  for (double& e : out.u) e /= std::sqrt(norm);
+  out.a = std::sqrt(kPeakScore / double(p.scale()));
+  return out;
+}
+
+std::vector<double> outlier_gains(const AttnProblem& p, uint64_t seed) {
   const int d = p.head_dim;
   std::vector<double> gain(size_t(d), 1.0);
   Rng pick(mix(seed, kOutlierChannels, 0));
@@ -143,13 +156,10 @@ void make_outliers(const AttnProblem& p, HostInputs& in, uint64_t seed) {
       --n;
     }
   }
-  auto draw = [&](size_t i, Rng& r) { return gain[i % size_t(d)] * r.normal(); };
-  generate(in.q, seed, kQ, p.dtype, draw);
-  generate(in.k, seed, kK, p.dtype, draw);
-  generate(in.v, seed, kV, p.dtype, [](size_t, Rng& r) { return r.normal(); });
+  return gain;
 }
 
-}  // namespace
+}  // namespace input_stream
 
 HostInputs generate_inputs(const AttnProblem& p, Distribution dist, uint64_t seed) {
   if (auto why = p.invalid_reason(); !why.empty())

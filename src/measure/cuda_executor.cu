@@ -208,24 +208,36 @@ class CudaExecutor final : public Executor {
   }
 
   void prepare(const AttnProblem& p, const HostInputs& in) override {
+    allocate(p, !in.dout.empty());
+    if (int64_t(in.q.size()) != q_elems_ || int64_t(in.k.size()) != kv_elems_ || int64_t(in.v.size()) != kv_elems_ ||
+        (!in.dout.empty() && int64_t(in.dout.size()) != o_elems_))
+      throw KernelError("prepare: the host inputs do not have the sizes of " + p.describe());
+    upload(q_.get(), in.q);
+    upload(k_.get(), in.k);
+    upload(v_.get(), in.v);
+    if (dout_) upload(dout_.get(), in.dout);
+  }
+
+  InputBuffers allocate(const AttnProblem& p, bool with_dout) override {
     release();
     if (p.dtype == DType::f32)
       throw KernelError("the cuda back end stores bf16 or fp16; fp32 problems are cpu-only");
     problem_ = p;
     const std::string what = p.describe();
     const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
+    const int64_t kv_elems = int64_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
     const int64_t lse_elems = int64_t(p.batch) * p.heads * p.seqlen_q;
     try {
-      q_.reset(device_alloc(int64_t(in.q.size()) * 2, "Q of " + what));
-      k_.reset(device_alloc(int64_t(in.k.size()) * 2, "K of " + what));
-      v_.reset(device_alloc(int64_t(in.v.size()) * 2, "V of " + what));
+      q_.reset(device_alloc(o_elems * 2, "Q of " + what));
+      k_.reset(device_alloc(kv_elems * 2, "K of " + what));
+      v_.reset(device_alloc(kv_elems * 2, "V of " + what));
       o_.reset(device_alloc(o_elems * 2, "O of " + what));
       lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
-      if (!in.dout.empty()) {  // the backward's tensors, in the dtype like Q, K, V
-        dout_.reset(device_alloc(int64_t(in.dout.size()) * 2, "dO of " + what));
-        dq_.reset(device_alloc(int64_t(in.q.size()) * 2, "dQ of " + what));
-        dk_.reset(device_alloc(int64_t(in.k.size()) * 2, "dK of " + what));
-        dv_.reset(device_alloc(int64_t(in.v.size()) * 2, "dV of " + what));
+      if (with_dout) {  // the backward's tensors, in the dtype like Q, K, V
+        dout_.reset(device_alloc(o_elems * 2, "dO of " + what));
+        dq_.reset(device_alloc(o_elems * 2, "dQ of " + what));
+        dk_.reset(device_alloc(kv_elems * 2, "dK of " + what));
+        dv_.reset(device_alloc(kv_elems * 2, "dV of " + what));
       }
     } catch (const OutOfMemory&) {
       release();  // give back what the point got before it failed
@@ -233,12 +245,9 @@ class CudaExecutor final : public Executor {
     }
     o_elems_ = o_elems;
     lse_elems_ = lse_elems;
-    q_elems_ = int64_t(in.q.size());
-    kv_elems_ = int64_t(in.k.size());
-    upload(q_.get(), in.q);
-    upload(k_.get(), in.k);
-    upload(v_.get(), in.v);
-    if (dout_) upload(dout_.get(), in.dout);
+    q_elems_ = o_elems;
+    kv_elems_ = kv_elems;
+    return InputBuffers{q_.get(), k_.get(), v_.get(), dout_.get()};
   }
 
   AttnParams params() const override {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/attn_params.h"
+#include "core/errors.h"
 #include "core/run_context.h"
 #include "core/tensors.h"
 #include "core/timing.h"
@@ -37,6 +38,19 @@ class Executor {
   // storage type: float32 on cpu, p.dtype on cuda). When `in` carries dO, also
   // dO, dQ, dK, dV for the backward pass. Throws OutOfMemory.
   virtual void prepare(const AttnProblem& p, const HostInputs& in) = 0;
+  // The same buffers, allocated and left for the caller to fill on the device
+  // (the cuda back end's inputs made there, check/inputs_gpu.h): Q, K, V, and
+  // with_dout dO, dQ, dK, dV. Throws OutOfMemory; KernelError on a back end
+  // whose tensors are not device memory (cpu).
+  struct InputBuffers {
+    void* q = nullptr;
+    void* k = nullptr;
+    void* v = nullptr;
+    void* dout = nullptr;
+  };
+  virtual InputBuffers allocate(const AttnProblem& /*p*/, bool /*with_dout*/) {
+    throw KernelError("this back end's tensors are not device memory: its inputs are prepared from the host");
+  }
   // Pointers and strides of the prepared buffers, workspace (and, after a
   // prepare with dO, the backward's tensors) included.
   virtual AttnParams params() const = 0;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "check/inputs.h"
+#include "check/inputs_gpu.h"
 #include "check/user_inputs.h"
 #include "check/validate.h"
 #include "core/errors.h"
@@ -96,9 +97,18 @@ CheckBlocks check_blocks(const PlannedPoint& pp) {
   return b;
 }
 
-// The inputs on the host (dO too for a backward) and on the back end.
+// The inputs on the back end, and on the host where something there reads them:
+// on cuda a forward point's are made on the device (check/inputs_gpu.h) and
+// d.inputs stays empty; the user's tensors and a backward point's (whose
+// gradient tolerance rule runs on the host) are made on the host and copied.
 void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
+  const bool backward = check_blocks(pp).grad_block_n.has_value();
+  if (ex.backend() == Backend::cuda && !c.user_inputs && !backward && inputs_gpu_built()) {
+    const Executor::InputBuffers b = ex.allocate(p, false);
+    generate_inputs_gpu(p, c.distribution, seed, InputTargets{b.q, b.k, b.v, nullptr});
+    return;
+  }
   if (c.user_inputs) {
     d.inputs = c.user_inputs->tensors;  // the user's tensors, at this point's precision
     round_to_dtype(d.inputs.q, p.dtype);
@@ -107,7 +117,7 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
   } else {
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
-  if (check_blocks(pp).grad_block_n) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  if (backward) d.inputs.dout = generate_dout(p, c.distribution, seed);
   ex.prepare(p, d.inputs);
 }
 
