@@ -20,8 +20,9 @@
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
-//   --cpu-selftest   no GPU: the fragment permutation, the V^T order and the host
-//                    reference and standard, against a host emulation of the kernel
+//   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
+//                    kernel's data movement (V^T order, P fragments, blockwise softmax)
+//                    through the same check, clean and with each planted fault
 // Exit: 0 passed, 1 a failure (or an uncaught fault), 2 usage, 77 no CUDA device.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -47,12 +48,13 @@ using fa::standalone::round_to;
 struct Shape {
   int batch, heads, heads_kv, seqlen_q, seqlen_k, head_dim;
   bool causal;
+  bool per_head = false;  // one descale per (batch, head) instead of per tensor
 };
 
 std::string shape_name(const Shape& s) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "hd%d b%d h%d/%d sq%d sk%d%s", s.head_dim, s.batch, s.heads, s.heads_kv, s.seqlen_q,
-                s.seqlen_k, s.causal ? " causal" : "");
+  std::snprintf(buf, sizeof buf, "hd%d b%d h%d/%d sq%d sk%d%s%s", s.head_dim, s.batch, s.heads, s.heads_kv,
+                s.seqlen_q, s.seqlen_k, s.causal ? " causal" : "", s.per_head ? " per-head" : "");
   return buf;
 }
 
@@ -74,13 +76,18 @@ HostProblem make_problem(const Shape& s, uint64_t seed) {
     const fa::BshdShape sh{s.batch, seqlen, heads, s.head_dim};
     std::vector<float> x(size_t(sh.elements()));
     for (float& e : x) e = nd(rng);
-    return fa::quantize_e4m3(x, sh, fa::Fp8Scaling::tensor);
+    return fa::quantize_e4m3(x, sh, s.per_head ? fa::Fp8Scaling::head : fa::Fp8Scaling::tensor);
   };
   HostProblem p{s, gen(s.seqlen_q, s.heads), gen(s.seqlen_k, s.heads_kv), gen(s.seqlen_k, s.heads_kv), {}, {}, {}};
   p.qf = fa::dequantize(p.q);
   p.kf = fa::dequantize(p.k);
   p.vf = fa::dequantize(p.v);
   return p;
+}
+
+// The descale of (b, h) of t, per tensor or per head.
+float descale_of(const fa::Fp8Tensor& t, int b, int h) {
+  return t.descales[size_t(fa::fp8_group_of(t.shape, t.scaling, 0, b, 0, h))];
 }
 
 // One row of the float64 reference and of the FP8-precision standard.
@@ -210,9 +217,17 @@ Errors compare(const HostProblem& hp, const std::vector<uint16_t>& o, const std:
 }
 
 // --- Faults the check must catch -------------------------------------------------
-enum class Fault { none, v_descale_twice, k_descale_dropped };
+// v_unpermuted only in the host emulation (--cpu-selftest): V^T in plain key
+// order while P keeps the fragment order.
+enum class Fault { none, v_descale_twice, k_descale_dropped, v_unpermuted };
 const char* fault_name(Fault f) {
-  return f == Fault::none ? "none" : f == Fault::v_descale_twice ? "v_descale_twice" : "k_descale_dropped";
+  switch (f) {
+    case Fault::none: return "none";
+    case Fault::v_descale_twice: return "v_descale_twice";
+    case Fault::k_descale_dropped: return "k_descale_dropped";
+    case Fault::v_unpermuted: return "v_unpermuted";
+  }
+  return "?";
 }
 
 // --- GPU run --------------------------------------------------------------------
@@ -235,13 +250,19 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault) {
   p.causal = s.causal;
   p.softmax_scale = float(1.0 / std::sqrt(double(s.head_dim)));
   p.set_contiguous_strides();
-  float vd = hp.v.descales[0], kd = hp.k.descales[0];
-  if (fault == Fault::v_descale_twice) vd *= vd;
-  if (fault == Fault::k_descale_dropped) kd = 1.f;
-  float* descales = to_device(std::vector<float>{hp.q.descales[0], kd, vd});
-  p.q_descale = {descales, 0, 0};
-  p.k_descale = {descales + 1, 0, 0};
-  p.v_descale = {descales + 2, 0, 0};
+  // Descales laid out as fp8_quant.h gives them: [1], or [batch, heads(_kv)].
+  std::vector<float> qd = hp.q.descales, kd = hp.k.descales, vd = hp.v.descales;
+  if (fault == Fault::v_descale_twice)
+    for (float& x : vd) x *= x;
+  if (fault == Fault::k_descale_dropped) std::fill(kd.begin(), kd.end(), 1.f);
+  std::vector<float> all = qd;
+  all.insert(all.end(), kd.begin(), kd.end());
+  all.insert(all.end(), vd.begin(), vd.end());
+  float* descales = to_device(all);
+  const int64_t qh = s.per_head ? 1 : 0, kvh = s.per_head ? 1 : 0;
+  p.q_descale = {descales, qh * s.heads, qh};
+  p.k_descale = {descales + qd.size(), kvh * s.heads_kv, kvh};
+  p.v_descale = {descales + qd.size() + kd.size(), kvh * s.heads_kv, kvh};
   uint8_t* dq = to_device(hp.q.codes);
   uint8_t* dk = to_device(hp.k.codes);
   uint8_t* dv = to_device(hp.v.codes);
@@ -288,6 +309,7 @@ std::vector<Shape> check_shapes() {
         {1, 4, 2, 777, 333, d, true},                                 // sq > sk causal: rows with no key
         {3, 2, 2, 1, 1, d, true},      {1, 2, 1, 1, 4097, d, false},   // one row, one key, a long row
         {1, 2, 2, 3000, 3000, d, true},                               // many blocks per row
+        {2, 4, 2, 300, 500, d, true, true},                           // per-(batch, head) descales
     };
     out.insert(out.end(), std::begin(shapes), std::end(shapes));
   }
@@ -377,24 +399,26 @@ int run_timing(uint64_t seed) {
 // A fragment gathered per thread with p_src_index and read back through the PTX
 // A-operand layout, blockwise online softmax with e4m3 P. Its O must pass the
 // same rule the GPU kernel is held to; a wrong permutation fails it.
-std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& lse, bool scramble) {
+std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& lse, Fault fault) {
   const Shape& s = hp.s;
   const int d = s.head_dim, bn = 128, svt = fa::fa3::vt_seqlen(s.seqlen_k), group = s.heads / s.heads_kv;
-  const float qd = hp.q.descales[0], kd = hp.k.descales[0], vd = hp.v.descales[0];
-  const float scale = float(1.0 / std::sqrt(double(d))) * qd * kd;
   std::vector<uint16_t> o(hp.q.codes.size());
   lse.assign(size_t(s.batch) * s.heads * s.seqlen_q, 0.f);
   for (int b = 0; b < s.batch; ++b)
     for (int hk = 0; hk < s.heads_kv; ++hk) {
-      // V^T as transpose_v writes it (scramble: keys in plain order, the fault).
+      // V^T as transpose_v writes it.
       std::vector<uint8_t> vt(size_t(d) * svt, 0);
       for (int c = 0; c < d; ++c)
         for (int kk = 0; kk < svt; ++kk) {
-          const int key = scramble ? kk : fa::sm90::e4m3_key_order(kk);
+          const int key = fault == Fault::v_unpermuted ? kk : fa::sm90::e4m3_key_order(kk);
           if (key < s.seqlen_k) vt[size_t(c) * svt + kk] = hp.v.codes[((size_t(b) * s.seqlen_k + key) * s.heads_kv + hk) * d + c];
         }
       for (int h = hk * group; h < (hk + 1) * group; ++h)
         for (int row = 0; row < s.seqlen_q; ++row) {
+          float vd = descale_of(hp.v, b, hk), kd = descale_of(hp.k, b, hk);
+          if (fault == Fault::v_descale_twice) vd *= vd;
+          if (fault == Fault::k_descale_dropped) kd = 1.f;
+          const float scale = float(1.0 / std::sqrt(double(d))) * descale_of(hp.q, b, h) * kd;
           const int end = key_end(s, row);
           float m = -INFINITY, l = 0.f;
           std::vector<float> acc(d, 0.f);
@@ -475,19 +499,19 @@ int cpu_selftest(uint64_t seed) {
         }
   std::printf("fp8_check --cpu-selftest: fragment permutation %s\n", failures ? "WRONG" : "ok");
   // Reference, standard and the emulated kernel on small problems.
-  const Shape shapes[] = {{1, 2, 1, 200, 300, 64, false}, {1, 2, 2, 150, 150, 128, true},
+  const Shape shapes[] = {{1, 2, 1, 200, 300, 64, false}, {2, 2, 2, 150, 150, 128, true, true},
                           {1, 2, 1, 70, 40, 256, true}};
   for (const Shape& s : shapes) {
     const HostProblem hp = make_problem(s, seed);
-    for (bool scramble : {false, true}) {
+    for (Fault f : {Fault::none, Fault::v_unpermuted, Fault::v_descale_twice, Fault::k_descale_dropped}) {
       std::vector<float> lse;
-      const std::vector<uint16_t> o = emulate_kernel(hp, lse, scramble);
+      const std::vector<uint16_t> o = emulate_kernel(hp, lse, f);
       const Errors e = compare(hp, o, lse, seed);
-      const bool ok = scramble ? !e.pass : e.pass;  // the plain-order V^T must be caught
+      const bool ok = f == Fault::none ? e.pass : !e.pass;  // every planted fault must be caught
       if (!ok) ++failures;
-      std::printf("  %-34s %-22s o_err %.2e tol %.2e (std %.2e) lse_err %.2e tol %.2e  %s\n", shape_name(s).c_str(),
-                  scramble ? "emulated, V^T unpermuted" : "emulated kernel", e.o_err, e.o_tol, e.std_err, e.lse_err,
-                  e.lse_tol, ok ? (scramble ? "caught" : "pass") : "FAIL");
+      std::printf("  %-40s emulated, fault %-18s o_err %.2e tol %.2e (std %.2e) lse_err %.2e tol %.2e  %s\n",
+                  shape_name(s).c_str(), fault_name(f), e.o_err, e.o_tol, e.std_err, e.lse_err, e.lse_tol,
+                  ok ? (f == Fault::none ? "pass" : "caught") : "FAIL");
     }
   }
   std::printf("fp8_check --cpu-selftest: %s\n", failures ? "FAILED" : "passed");
@@ -524,7 +548,7 @@ int main(int argc, char** argv) {
   if (fault) {
     // Each fault on a few shapes; caught if some shape fails the check.
     const Shape shapes[] = {{1, 4, 2, 300, 300, 128, true}, {1, 4, 4, 256, 256, 64, false},
-                            {1, 2, 1, 200, 500, 256, false}};
+                            {2, 2, 1, 200, 500, 256, false, true}};
     for (Fault f : {Fault::v_descale_twice, Fault::k_descale_dropped}) {
       bool caught = false;
       for (const Shape& s : shapes) {
