@@ -47,16 +47,18 @@ inline int vt_seqlen(int seqlen_k) { return (seqlen_k + kVtKeys - 1) / kVtKeys *
 
 // One block: kVtKeys keys x head_dim of one (batch, kv head), through shared
 // memory. Reads 16-byte chunks of V's rows; writes 4-byte words of V^T rows.
-// Strides in bytes (= elements).
+// Strides in bytes (= elements). A template only so that the header may be
+// included by several translation units.
+template <int Keys = kVtKeys>
 __global__ void __launch_bounds__(256) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
                                                           int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
                                                           int64_t v_batch_stride, int64_t v_row_stride,
                                                           int64_t v_head_stride) {
-  __shared__ __align__(16) uint8_t tile[kVtKeys][256 + 16];  // +16: rows start on different banks
-  const int key0 = blockIdx.x * kVtKeys, h = blockIdx.y, b = blockIdx.z;
+  __shared__ __align__(16) uint8_t tile[Keys][256 + 16];  // +16: rows start on different banks
+  const int key0 = blockIdx.x * Keys, h = blockIdx.y, b = blockIdx.z;
   const uint8_t* src = v + b * v_batch_stride + h * v_head_stride;
   const int chunks = head_dim / 16;
-  for (int i = threadIdx.x; i < kVtKeys * chunks; i += blockDim.x) {
+  for (int i = threadIdx.x; i < Keys * chunks; i += blockDim.x) {
     const int r = i / chunks, c = i % chunks;
     uint4 x = make_uint4(0, 0, 0, 0);
     if (key0 + r < seqlen_k) x = *reinterpret_cast<const uint4*>(src + (key0 + r) * v_row_stride + 16 * c);
@@ -64,8 +66,8 @@ __global__ void __launch_bounds__(256) transpose_v_kernel(const uint8_t* __restr
   }
   __syncthreads();
   uint8_t* dst = vt + ((int64_t(b) * heads_kv + h) * head_dim) * seqlen_vt + key0;
-  for (int i = threadIdx.x; i < head_dim * (kVtKeys / 4); i += blockDim.x) {
-    const int d = i / (kVtKeys / 4), w = i % (kVtKeys / 4);
+  for (int i = threadIdx.x; i < head_dim * (Keys / 4); i += blockDim.x) {
+    const int d = i / (Keys / 4), w = i % (Keys / 4);
     uint32_t word = 0;
 #pragma unroll
     for (int j = 0; j < 4; ++j) word |= uint32_t(tile[sm90::e4m3_key_order(4 * w + j)][d]) << (8 * j);

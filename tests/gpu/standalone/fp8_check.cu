@@ -153,7 +153,7 @@ RowRef reference_row(const HostProblem& hp, int b, int h, int i) {
 // first block boundaries (block_m 128) and random rows.
 std::vector<int> sample_rows(const Shape& s, std::mt19937_64& rng) {
   std::vector<int> rows;
-  if (int64_t(s.batch) * s.heads * s.seqlen_q <= 8192) {
+  if (int64_t(s.batch) * s.heads * s.seqlen_q <= 4096) {
     for (int i = 0; i < s.seqlen_q; ++i) rows.push_back(i);
     return rows;
   }
