@@ -1,0 +1,56 @@
+// The FP8 forward's parameter block (passed by value as a __grid_constant__, so
+// the tensor maps stay in parameter space where TMA reads them), its descale
+// factors, and which K/V blocks a tile visits.
+#pragma once
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "fa3/fa3_scheduler.cuh"
+
+namespace fa::fa3 {
+
+// Descale factors of one e4m3 tensor in device memory: the value of (batch b,
+// head h) is ptr[b * batch_stride + h * head_stride]. Both strides 0: one
+// descale for the whole tensor; batch_stride = heads, head_stride = 1: one per
+// (batch, head). K and V are indexed by their own (kv) head.
+struct Fp8Descale {
+  const float* ptr = nullptr;
+  int64_t batch_stride = 0, head_stride = 0;
+  __device__ __forceinline__ float at(int b, int h) const { return ptr[b * batch_stride + h * head_stride]; }
+};
+
+struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
+  CUtensorMap tma_q, tma_k, tma_vt;  // Q, K: BSHD codes; V^T: [batch, heads_kv, head_dim, seqlen_vt]
+  void* o;                           // bf16, BSHD
+  float* lse;                        // [batch, heads, seqlen_q], natural log
+  int batch, heads, heads_kv, seqlen_q, seqlen_k;
+  int64_t o_batch_stride, o_row_stride, o_head_stride;
+  float softmax_scale;  // of the dequantized scores; the kernel folds in q and k descales
+  int causal;
+  Fp8Descale q_descale, k_descale, v_descale;
+  TileSchedule schedule;
+};
+
+// K/V blocks tile m_block visits: all of seqlen_k, or (causal, bottom-right
+// aligned: row i sees keys j <= i + seqlen_k - seqlen_q) those its last row sees.
+template <int BlockM, int BlockN>
+__device__ __forceinline__ int fp8_kv_blocks(int m_block, const Fp8Args& a) {
+  int n = (a.seqlen_k + BlockN - 1) / BlockN;
+  if (a.causal) {
+    const int row_last = min((m_block + 1) * BlockM, a.seqlen_q) - 1;
+    const int col_limit = row_last + a.seqlen_k - a.seqlen_q;
+    n = col_limit < 0 ? 0 : min(n, col_limit / BlockN + 1);
+  }
+  return n;
+}
+
+// Whether K/V block n needs the element mask: keys past seqlen_k, or (causal)
+// keys some row of the tile may not see.
+template <int BlockM, int BlockN>
+__device__ __forceinline__ bool fp8_kv_block_needs_mask(int n, int m_block, const Fp8Args& a) {
+  if ((n + 1) * BlockN > a.seqlen_k) return true;
+  return a.causal && (n + 1) * BlockN - 1 > m_block * BlockM + a.seqlen_k - a.seqlen_q;
+}
+
+}  // namespace fa::fa3

@@ -1,0 +1,154 @@
+// Host side of the FP8 (e4m3) FA3 forward: its parameters, the V^T pre-pass
+// launch, the attention launch (per head_dim tile), and what it refuses. Not in
+// the registry; a caller (tests/gpu/standalone/fp8_check.cu) runs
+// transpose_v then fa3_fp8_attention, or fa3_fp8_fwd for both.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "common/attn_params.h"
+#include "fa3/fa3_fp8_kernel.cuh"
+#include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
+
+namespace fa {
+
+struct Fp8FwdParams {
+  const uint8_t* q = nullptr;  // e4m3 codes, BSHD [batch, seqlen_q, heads, head_dim]
+  const uint8_t* k = nullptr;  // [batch, seqlen_k, heads_kv, head_dim]
+  const uint8_t* v = nullptr;  // [batch, seqlen_k, heads_kv, head_dim]
+  void* o = nullptr;           // bf16, BSHD like Q
+  float* lse = nullptr;        // [batch, heads, seqlen_q], natural log
+  uint8_t* vt = nullptr;       // workspace of fp8_vt_bytes(): V^T, written by transpose_v
+
+  int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
+  // Element (= byte for Q, K, V) strides; head_dim's stride is 1.
+  int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
+  int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
+  int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
+
+  // Device pointers; strides 0 = one descale per tensor (fa3_fp8_args.cuh).
+  fa3::Fp8Descale q_descale, k_descale, v_descale;
+  float softmax_scale = 0.f;  // of the dequantized Q K^T, typically 1/sqrt(head_dim)
+  bool causal = false;        // bottom-right aligned, as the bf16 kernel
+  int num_sms = 0;            // persistent grid size; 0 = ask the device
+
+  void set_contiguous_strides() {
+    q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
+    o_head_stride = q_head_stride, o_row_stride = q_row_stride, o_batch_stride = q_batch_stride;
+    k_head_stride = head_dim, k_row_stride = int64_t(heads_kv) * head_dim, k_batch_stride = k_row_stride * seqlen_k;
+    v_head_stride = k_head_stride, v_row_stride = k_row_stride, v_batch_stride = k_batch_stride;
+  }
+};
+
+// Bytes of the V^T workspace: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
+inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
+  return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
+}
+
+// The tile per head_dim: 128 query rows (two consumer warpgroups) x 128 keys, 2 stages.
+template <int HeadDim>
+using Fa3Fp8TraitsFor = Fa3Fp8Traits<HeadDim, 128, 128, 2>;
+
+// Why p cannot run, or nullptr.
+inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p) {
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) return "fa3 fp8: head_dim must be 64, 128 or 256";
+  if (p.seqlen_q < 1 || p.seqlen_k < 1) return "fa3 fp8: seqlen_q and seqlen_k must be >= 1";
+  if (p.heads_kv < 1 || p.heads % p.heads_kv != 0) return "fa3 fp8: heads must be a multiple of heads_kv";
+  if (!p.q_descale.ptr || !p.k_descale.ptr || !p.v_descale.ptr) return "fa3 fp8: descale pointers missing";
+  if (!p.vt) return "fa3 fp8: no V^T workspace";
+  // TMA: 16-byte aligned bases and byte strides; the pre-pass reads V in 16-byte chunks.
+  if (!fa3::aligned16(p.q) || !fa3::aligned16(p.k) || !fa3::aligned16(p.v) || !fa3::aligned16(p.vt))
+    return "fa3 fp8: Q, K, V, V^T must be 16-byte aligned";
+  const int64_t strides[] = {p.q_batch_stride, p.q_row_stride, p.q_head_stride, p.k_batch_stride, p.k_row_stride,
+                             p.k_head_stride,  p.v_batch_stride, p.v_row_stride, p.v_head_stride};
+  for (int64_t s : strides)
+    if (s % 16 != 0) return "fa3 fp8: Q/K/V strides must be multiples of 16 elements";
+  if (p.o_row_stride % 2 || p.o_head_stride % 2 || p.o_batch_stride % 2 || (reinterpret_cast<uintptr_t>(p.o) & 3))
+    return "fa3 fp8: O must allow 4-byte stores";
+  const int sm = fa3::current_device_sm();
+  if (sm < 0) return "fa3 fp8: no CUDA device";
+  if (sm != 90) return "fa3 fp8: needs an sm_90 (Hopper) GPU";
+  return nullptr;
+}
+
+// V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, vt_seqlen(seqlen_k)], keys in
+// e4m3_key_order, zeros past seqlen_k (fa3_fp8_kernel.cuh).
+inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
+  const dim3 grid(fa3::vt_seqlen(p.seqlen_k) / fa3::kVtKeys, p.heads_kv, p.batch);
+  fa3::transpose_v_kernel<fa3::kVtKeys><<<grid, 256, 0, stream>>>(p.v, p.vt, p.seqlen_k, fa3::vt_seqlen(p.seqlen_k), p.heads_kv,
+                                                    p.head_dim, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  return cudaGetLastError();
+}
+
+// The attention kernel alone; reads the V^T that transpose_v wrote.
+template <int HeadDim>
+cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
+  using Traits = Fa3Fp8TraitsFor<HeadDim>;
+  constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN;
+  fa3::Fp8Args a{};
+  cudaError_t err;
+  const uint64_t hd = uint64_t(HeadDim);
+  err = sm90::make_u8_tensor_map(&a.tma_q, p.q, {hd, uint64_t(p.seqlen_q), uint64_t(p.heads), uint64_t(p.batch)},
+                                 {uint64_t(p.q_row_stride), uint64_t(p.q_head_stride), uint64_t(p.q_batch_stride)},
+                                 Traits::kQKPanelW, BM);
+  if (err != cudaSuccess) return err;
+  err = sm90::make_u8_tensor_map(&a.tma_k, p.k, {hd, uint64_t(p.seqlen_k), uint64_t(p.heads_kv), uint64_t(p.batch)},
+                                 {uint64_t(p.k_row_stride), uint64_t(p.k_head_stride), uint64_t(p.k_batch_stride)},
+                                 Traits::kQKPanelW, BN);
+  if (err != cudaSuccess) return err;
+  const uint64_t svt = uint64_t(fa3::vt_seqlen(p.seqlen_k));
+  err = sm90::make_u8_tensor_map(&a.tma_vt, p.vt, {svt, hd, uint64_t(p.heads_kv), uint64_t(p.batch)},
+                                 {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
+  if (err != cudaSuccess) return err;
+  a.o = p.o;
+  a.lse = p.lse;
+  a.batch = p.batch;
+  a.heads = p.heads;
+  a.heads_kv = p.heads_kv;
+  a.seqlen_q = p.seqlen_q;
+  a.seqlen_k = p.seqlen_k;
+  a.o_batch_stride = p.o_batch_stride;
+  a.o_row_stride = p.o_row_stride;
+  a.o_head_stride = p.o_head_stride;
+  a.softmax_scale = p.softmax_scale;
+  a.causal = p.causal ? 1 : 0;
+  a.q_descale = p.q_descale;
+  a.k_descale = p.k_descale;
+  a.v_descale = p.v_descale;
+
+  // The scheduler plans from AttnParams (its causal L2 grouping assumes 2-byte
+  // K/V, so groups here hold twice the heads it would choose for e4m3: a tuning
+  // matter, not correctness).
+  AttnParams ap;
+  ap.batch = p.batch, ap.heads = p.heads, ap.heads_kv = p.heads_kv;
+  ap.seqlen_q = p.seqlen_q, ap.seqlen_k = p.seqlen_k, ap.head_dim = HeadDim;
+  ap.causal = p.causal, ap.num_sms = p.num_sms;
+  int grid = 0;
+  err = Traits::Scheduler::plan(ap, BM, HeadDim, &a.schedule, &grid);
+  if (err != cudaSuccess) return err;
+
+  auto kernel = fa3::fa3_fp8_fwd_kernel<Traits>;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+  if (err != cudaSuccess) return err;
+  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(a);
+  return cudaGetLastError();
+}
+
+inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
+  switch (p.head_dim) {
+    case 64: return fa3_fp8_attention_hd<64>(p, stream);
+    case 128: return fa3_fp8_attention_hd<128>(p, stream);
+    case 256: return fa3_fp8_attention_hd<256>(p, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// The whole forward: the V^T pre-pass, then attention.
+inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, cudaStream_t stream) {
+  const cudaError_t err = transpose_v(p, stream);
+  return err != cudaSuccess ? err : fa3_fp8_attention(p, stream);
+}
+
+}  // namespace fa

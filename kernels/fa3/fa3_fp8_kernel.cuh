@@ -1,0 +1,359 @@
+// The FP8 (e4m3) FA3 forward kernel (sm_90a) and the V^T pre-pass it reads.
+//
+// Data flow:
+//   transpose_v_kernel   V [b, seqlen_k, h_kv, d] codes -> V^T [b, h_kv, d, seqlen_vt]
+//                        (seqlen_vt = seqlen_k rounded up to 64, zeros past
+//                        seqlen_k), keys permuted inside each group of 32 by
+//                        e4m3_key_order (wgmma_fp8.cuh). wgmma reads 8-bit
+//                        operands K-major only, and P V's k is the key.
+//   fa3_fp8_fwd_kernel   producer warpgroup: one thread issues TMA loads of Q
+//                        (once per tile) and of K and V^T blocks into a ring
+//                        (full/empty mbarriers, as the bf16 kernel).
+//                        2 consumer warpgroups, 64 query rows each:
+//                          S = Q K^T             wgmma e4m3, both from shared memory, f32
+//                          online softmax on S   scale = softmax_scale * q_descale * k_descale
+//                          P -> e4m3 registers   values in [0, 1], no scale (e4m3 max 448)
+//                          O += P V              wgmma e4m3, P from registers, V^T from shared
+//                          O = O * v_descale / l in bf16, LSE = m * scale + ln l
+//                        with the bf16 kernel's ping-pong between the two
+//                        warpgroups and its intra-warpgroup overlap (S_i's softmax
+//                        under P_{i-1} V_{i-1}).
+// P keeps the S accumulator's register order: thread (g, t) packs its own
+// columns into the A fragment, so A's k index kk holds key e4m3_key_order(kk) of
+// the block, and V^T was written in that key order. Descales are read per tile
+// from Fp8Descale (per tensor or per (batch, head)).
+#pragma once
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+#include "common/sm90/arch.cuh"
+#include "common/sm90/barrier.cuh"
+#include "common/sm90/regs.cuh"
+#include "common/sm90/tma.cuh"
+#include "common/sm90/wgmma.cuh"
+#include "common/sm90/wgmma_fp8.cuh"
+#include "fa3/fa3_fp8_args.cuh"
+#include "fa3/fa3_fp8_traits.cuh"
+#include "fa3/fa3_kernel.cuh"  // Smem, RingPos
+#include "fa3/fa3_softmax.cuh"
+
+namespace fa::fa3 {
+
+// --- V^T pre-pass ---------------------------------------------------------
+constexpr int kVtKeys = 64;  // keys per pre-pass block; seqlen_vt is a multiple of it
+
+inline int vt_seqlen(int seqlen_k) { return (seqlen_k + kVtKeys - 1) / kVtKeys * kVtKeys; }
+
+// One block: kVtKeys keys x head_dim of one (batch, kv head), through shared
+// memory. Reads 16-byte chunks of V's rows; writes 4-byte words of V^T rows.
+// Strides in bytes (= elements). A template only so that the header may be
+// included by several translation units.
+template <int Keys = kVtKeys>
+__global__ void __launch_bounds__(256) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
+                                                          int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
+                                                          int64_t v_batch_stride, int64_t v_row_stride,
+                                                          int64_t v_head_stride) {
+  __shared__ __align__(16) uint8_t tile[Keys][256 + 16];  // +16: rows start on different banks
+  const int key0 = blockIdx.x * Keys, h = blockIdx.y, b = blockIdx.z;
+  const uint8_t* src = v + b * v_batch_stride + h * v_head_stride;
+  const int chunks = head_dim / 16;
+  for (int i = threadIdx.x; i < Keys * chunks; i += blockDim.x) {
+    const int r = i / chunks, c = i % chunks;
+    uint4 x = make_uint4(0, 0, 0, 0);
+    if (key0 + r < seqlen_k) x = *reinterpret_cast<const uint4*>(src + (key0 + r) * v_row_stride + 16 * c);
+    *reinterpret_cast<uint4*>(&tile[r][16 * c]) = x;
+  }
+  __syncthreads();
+  uint8_t* dst = vt + ((int64_t(b) * heads_kv + h) * head_dim) * seqlen_vt + key0;
+  for (int i = threadIdx.x; i < head_dim * (Keys / 4); i += blockDim.x) {
+    const int d = i / (Keys / 4), w = i % (Keys / 4);
+    uint32_t word = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) word |= uint32_t(tile[sm90::e4m3_key_order(4 * w + j)][d]) << (8 * j);
+    *reinterpret_cast<uint32_t*>(dst + int64_t(d) * seqlen_vt + 4 * w) = word;
+  }
+}
+
+// Which S accumulator element (index into the thread's BlockN / 2 floats) goes
+// to byte `byte` of register r of P's A fragment for k32 step k: step k covers
+// accumulator blocks j = 4k .. 4k+3 (elements 16k .. 16k+15); register r holds
+// row g + 8 (r % 2) and k indices 16 (r / 2) + 4t + byte, filled from the same
+// thread's columns 16 (r / 2) + 8 (byte / 2) + 2t + byte % 2 (e4m3_key_order).
+__host__ __device__ constexpr int p_src_index(int k, int r, int byte) {
+  return 16 * k + 8 * (r / 2) + 2 * (r % 2) + 4 * (byte / 2) + byte % 2;
+}
+
+// --- The attention kernel ---------------------------------------------------
+template <typename Traits>
+struct Fa3Fp8Fwd {
+  static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
+  using Sched = typename Traits::Scheduler;
+
+  // Producer: one thread issues every TMA load; Q once per tile, then K and V^T
+  // per block into the ring, each stage reused once the consumers release it.
+  static __device__ __forceinline__ void producer(const Fp8Args& a, const Smem<Traits>& sm) {
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
+    const int group = a.heads / a.heads_kv;
+    for (int round = 0;; ++round) {
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::tile_at(idx, a);
+      const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
+      if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
+      const int qs = qring.stage();
+      sm.empty_q(qs).wait(qring.parity() ^ 1);
+      sm.full_q(qs).arrive_expect_tx(Traits::kQBytes);
+      for (int p = 0; p < Traits::kQKPanels; ++p)
+        sm90::tma_load_4d(sm.q(qs) + p * Traits::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word,
+                          p * Traits::kQKPanelW, tc.m_block * BM, tc.head, tc.batch);
+      const int kv_head = tc.head / group;
+      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
+        const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
+        const int s = ring.stage();
+        sm.empty_k(s).wait(ring.parity() ^ 1);
+        sm.full_k(s).arrive_expect_tx(Traits::kKVBytes);
+        for (int p = 0; p < Traits::kQKPanels; ++p)
+          sm90::tma_load_4d(sm.k(s) + p * Traits::kKPanelBytes, &a.tma_k, &sm.full_k(s).word,
+                            p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
+        sm.empty_v(s).wait(ring.parity() ^ 1);
+        sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
+        for (int p = 0; p < Traits::kVPanels; ++p)  // V^T: keys along the row, head_dim rows
+          sm90::tma_load_4d(sm.v(s) + p * Traits::kVPanelBytes, &a.tma_vt, &sm.full_v(s).word,
+                            n * BN + p * Traits::kVPanelW, 0, kv_head, tc.batch);
+      }
+      ++qring.count;
+    }
+  }
+
+  // Ping-pong turns, as in Fa3Fwd (named barriers 1, 2; 0 is __syncthreads).
+  static constexpr int kTurnBar = 1;
+  static __device__ __forceinline__ void wait_turn(int c) {
+    if constexpr (Traits::kPingPong) sm90::named_barrier_sync(kTurnBar + c, 256);
+  }
+  static __device__ __forceinline__ void pass_turn(int c) {
+    if constexpr (Traits::kPingPong) sm90::named_barrier_arrive(kTurnBar + (c + 1) % Traits::kConsumerWGs, 256);
+  }
+
+  // S = Q K^T for stage s: head_dim / 32 k32 steps, each 32 bytes along the
+  // panel's rows. desc_q points at this warpgroup's 64 rows. Issued, not waited.
+  static __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], uint64_t desc_q, const Smem<Traits>& sm,
+                                                  int s) {
+    const uint64_t desc_k = sm90::smem_desc_kmajor(sm.k(s), Traits::kQKPanelW);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < HD / 32; ++k) {
+      const int panel = (32 * k) / Traits::kQKPanelW, col = (32 * k) % Traits::kQKPanelW;
+      const uint64_t off_q = uint64_t(panel * Traits::kQPanelBytes + col) >> 4;
+      const uint64_t off_k = uint64_t(panel * Traits::kKPanelBytes + col) >> 4;
+      sm90::WgmmaE4m3<BN>::ss(sc, desc_q + off_q, desc_k + off_k, k > 0);
+    }
+    sm90::wgmma_commit();
+  }
+
+  // O += P V for stage s: block_n / 32 k32 steps, P from registers, V^T rows
+  // (head_dim of them) hold the block's keys in e4m3_key_order. Issued, not waited.
+  static __device__ __forceinline__ void issue_pv(float (&o)[HD / 2], uint32_t (&p)[BN / 32][4],
+                                                  const Smem<Traits>& sm, int s) {
+    const uint64_t desc_v = sm90::smem_desc_kmajor(sm.v(s), Traits::kVPanelW);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < BN / 32; ++k) {
+      const int panel = (32 * k) / Traits::kVPanelW, col = (32 * k) % Traits::kVPanelW;
+      sm90::WgmmaE4m3<HD>::rs(o, p[k], desc_v + (uint64_t(panel * Traits::kVPanelBytes + col) >> 4), 1);
+    }
+    sm90::wgmma_commit();
+  }
+
+  // P (f32, accumulator layout) -> e4m3 A fragments, no data between threads
+  // (p_src_index).
+  static __device__ __forceinline__ void p_to_e4m3(const float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4]) {
+#pragma unroll
+    for (int k = 0; k < BN / 32; ++k)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        p[k][r] = sm90::pack_e4m3x4(sc[p_src_index(k, r, 0)], sc[p_src_index(k, r, 1)], sc[p_src_index(k, r, 2)],
+                                    sc[p_src_index(k, r, 3)]);
+  }
+
+  // Blocks 1 .. n_blocks-1 of a tile (block 0's P is in p): S_i = Q K_i^T and
+  // O += P_{i-1} V_{i-1} issued together, the softmax of S_i under the P V product.
+  static __device__ __forceinline__ void run_blocks(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
+                                                    const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
+                                                    int row0, float scale_log2, float (&o)[HD / 2],
+                                                    float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
+                                                    float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
+                                                    int& s_prev, uint32_t& v_parity) {
+    for (int i = 1; i < n_blocks; ++i, ++ring.count) {
+      const int n = n_blocks - 1 - i;
+      const int s = ring.stage();
+      sm.full_k(s).wait(ring.parity());
+      sm.full_v(s_prev).wait(v_parity);
+      wait_turn(c);
+      issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T
+      rescale_o<HD>(o, alpha);      // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+      sm90::fence_regs(o);
+      issue_pv(o, p, sm, s_prev);   // O += P_{i-1} V_{i-1}
+      pass_turn(c);
+      sm90::wgmma_wait<1>();        // S landed; P V may still run
+      sm90::fence_regs(sc);
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+      }
+      if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
+        apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+      online_softmax<BN>(sc, st, scale_log2, alpha);
+      sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
+      sm90::fence_regs(o);
+      fence_words(p);
+      if (lane == 0) sm.empty_v(s_prev).arrive();
+      p_to_e4m3(sc, p);
+      s_prev = s;
+      v_parity = ring.parity();
+    }
+  }
+
+  static __device__ __forceinline__ void fence_words(uint32_t (&p)[BN / 32][4]) {
+#pragma unroll
+    for (int i = 0; i < BN / 32; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(p[i][j])::"memory");
+  }
+
+  // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile; each tile's first
+  // Q K^T and last P V alone (the bf16 kernel's per-tile consumer).
+  static __device__ __forceinline__ void consumer(const Fp8Args& a, const Smem<Traits>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    // The last warpgroup hands the first turn to warpgroup 0.
+    if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
+    const int group = a.heads / a.heads_kv;
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
+    for (int round = 0;; ++round) {
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::tile_at(idx, a);
+      const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
+      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+      const int kv_head = tc.head / group;
+      // Scores are in code units (S = Q_codes K_codes^T): the descales join the scale.
+      const float scale = a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
+      const float scale_log2 = scale * 1.4426950408889634f;
+      float o[HD / 2];
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      RowState st;
+      if (n_blocks > 0) {
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
+        const uint64_t desc_q = sm90::smem_desc_kmajor(sm.q(qs) + c * 64 * Traits::kQKPanelW, Traits::kQKPanelW);
+        float sc[BN / 2];
+        uint32_t p[BN / 32][4];
+        float alpha[2];
+
+        // Block 0 (the last K/V block: the masked one, if any).
+        int s_prev = ring.stage();
+        sm.full_k(s_prev).wait(ring.parity());
+        wait_turn(c);
+        issue_qk(sc, desc_q, sm, s_prev);
+        pass_turn(c);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(sc);
+        if (lane == 0) {
+          sm.empty_k(s_prev).arrive();
+          if (n_blocks == 1) sm.empty_q(qs).arrive();
+        }
+        if (fp8_kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
+          apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        online_softmax<BN>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
+        p_to_e4m3(sc, p);
+        uint32_t v_parity = ring.parity();
+        ++ring.count;
+
+        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
+                   v_parity);
+
+        // O += P_last V_last, alone.
+        rescale_o<HD>(o, alpha);
+        sm.full_v(s_prev).wait(v_parity);
+        wait_turn(c);
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);
+        pass_turn(c);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        if (lane == 0) sm.empty_v(s_prev).arrive();
+        ++qring.count;
+      }
+      store_tile(a, tc, o, st, row0, t, scale, a.v_descale.at(tc.batch, kv_head));
+    }
+  }
+
+  // O = O * v_descale / l in bf16, LSE = m * scale + ln(l) (m in code units); a
+  // row that saw no key gets O = 0 and LSE = -inf. Rows past seqlen_q are not
+  // written. Plain 4-byte stores straight from the fragment.
+  static __device__ __forceinline__ void store_tile(const Fp8Args& a, const TileCoord& tc, const float (&o)[HD / 2],
+                                                    const RowState& st, int row0, int t, float scale,
+                                                    float v_descale) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row0 + 8 * r;
+      const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
+      if (row >= a.seqlen_q) continue;
+      const float f = l > 0.f ? v_descale / l : 0.f;
+      __nv_bfloat16* out = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
+                           tc.head * a.o_head_stride;
+#pragma unroll
+      for (int j = 0; j < HD / 8; ++j)
+        *reinterpret_cast<__nv_bfloat162*>(out + 8 * j + 2 * t) =
+            __floats2bfloat162_rn(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
+      if (t == 0)
+        a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
+            l > 0.f ? st.m[r] * scale + logf(l) : -INFINITY;
+    }
+  }
+};
+
+template <typename Traits>
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const __grid_constant__ Fp8Args args) {
+#if FA_SM90A_ENABLED
+  extern __shared__ uint8_t smem_raw[];
+  // Swizzle atoms need 1024-byte alignment; dynamic shared memory only promises 16.
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const Smem<Traits> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < Traits::kQStages; ++j) {
+      sm.full_q(j).init(1);
+      sm.empty_q(j).init(Traits::kConsumerWarps);
+    }
+    for (int s = 0; s < Traits::kStages; ++s) {
+      sm.full_k(s).init(1);
+      sm.empty_k(s).init(Traits::kConsumerWarps);
+      sm.full_v(s).init(1);
+      sm.empty_v(s).init(Traits::kConsumerWarps);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer warpgroup
+    sm90::regs_release<Traits::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      sm90::tma_prefetch_map(&args.tma_q);
+      sm90::tma_prefetch_map(&args.tma_k);
+      sm90::tma_prefetch_map(&args.tma_vt);
+      Fa3Fp8Fwd<Traits>::producer(args, sm);
+    }
+  } else {  // consumer warpgroups
+    sm90::regs_acquire<Traits::kConsumerRegs>();
+    Fa3Fp8Fwd<Traits>::consumer(args, sm, wg - 1);
+  }
+#endif
+}
+
+}  // namespace fa::fa3

@@ -1,0 +1,66 @@
+// Compile-time shape of one FP8 (e4m3) fa3 forward instantiation: roles,
+// shared-memory layout, register split. The member names the bf16 kernel's
+// Smem view reads (kOffQ, kQBytes, kOffK, kKVBytes, kOffV, kOffBar, kQStages)
+// mean the same here, so that view serves both kernels.
+#pragma once
+#include <cstdint>
+
+#include "common/smem_limit.h"
+#include "fa3/fa3_scheduler.cuh"
+
+namespace fa {
+
+template <int HeadDim, int BlockM, int BlockN, int Stages>
+struct Fa3Fp8Traits {
+  static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
+
+  // One producer warpgroup, one consumer warpgroup per 64 query rows.
+  static constexpr int kConsumerWGs = BlockM / 64;
+  static constexpr int kThreads = 128 * (kConsumerWGs + 1);
+  static constexpr int kConsumerWarps = 4 * kConsumerWGs;
+  static_assert(BlockM == 128, "block_m: 128 (two consumer warpgroups; the register split below assumes it)");
+  static_assert(BlockN % 64 == 0 && BlockN <= 256, "block_n: a multiple of 64 (V^T rows are block_n bytes)");
+  static_assert(HeadDim == 64 || HeadDim == 128 || HeadDim == 256, "head_dim: 64, 128 or 256");
+  static_assert(Stages >= 1 && Stages <= 4, "stages: 1..4");
+
+  // Every operand is K-major, one byte per element: Q and K rows are head_dim
+  // bytes, V^T rows (one per head_dim index) are block_n bytes of keys. A row
+  // longer than 128 bytes is cut into 128-byte panels (128B swizzle); a 64-byte
+  // row is one panel with the 64B swizzle (wgmma_fp8.cuh).
+  static constexpr int kQKPanelW = HeadDim < 128 ? HeadDim : 128;  // bytes: also the swizzle width
+  static constexpr int kQKPanels = HeadDim / kQKPanelW;
+  static constexpr int kVPanelW = BlockN < 128 ? BlockN : 128;
+  static constexpr int kVPanels = BlockN / kVPanelW;
+  static_assert(BlockN % kVPanelW == 0, "block_n: 64, 128 or 256");
+  static constexpr int kQPanelBytes = BlockM * kQKPanelW;
+  static constexpr int kKPanelBytes = BlockN * kQKPanelW;
+  static constexpr int kVPanelBytes = HeadDim * kVPanelW;
+  static constexpr int kQBytes = BlockM * HeadDim;
+  static constexpr int kKVBytes = BlockN * HeadDim;  // one K stage, and one V^T stage
+  static_assert(kQPanelBytes % 1024 == 0 && kKPanelBytes % 1024 == 0 && kVPanelBytes % 1024 == 0,
+                "panels must keep the swizzle atoms aligned");
+
+  // Shared memory: Q slots | K ring | V^T ring | mbarriers, as in Fa3Traits.
+  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
+  static constexpr int kQStages =
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
+  static constexpr int kOffQ = 0;
+  static constexpr int kOffK = kOffQ + kQStages * kQBytes;
+  static constexpr int kOffV = kOffK + Stages * kKVBytes;
+  static constexpr int kOffBar = kOffV + Stages * kKVBytes;
+  static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
+  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
+  static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
+
+  // Ping-pong GEMM turns between the two consumer warpgroups, as in the bf16 kernel.
+  static constexpr bool kPingPong = true;
+
+  // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
+  // (block_n / 2 floats) and P (block_n / 8 words).
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+
+  using Scheduler = fa3::StaticPersistentScheduler;
+};
+
+}  // namespace fa
