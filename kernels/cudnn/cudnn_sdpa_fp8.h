@@ -20,7 +20,9 @@ struct Fp8Params {
   // descale_s. scale_o multiplies an e4m3 O (unused for bf16 O).
   const float *descale_q = nullptr, *descale_k = nullptr, *descale_v = nullptr;
   const float *descale_s = nullptr, *scale_s = nullptr, *scale_o = nullptr;
-  float *amax_s = nullptr, *amax_o = nullptr;  // outputs: max |P|, max |O| before scale_o
+  // Outputs: max |P| and max |O| before scale_o. Zero them before a launch:
+  // the kernel may fold its maxima into the values there.
+  float *amax_s = nullptr, *amax_o = nullptr;
   int batch = 0, heads = 0, heads_kv = 0, seqlen_q = 0, seqlen_k = 0, head_dim = 0;
   // Element strides; head_dim is contiguous.
   int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
