@@ -16,7 +16,7 @@
 // Exits 77 (skipped) without a CUDA device. Inputs: N(0,1) floats quantized per
 // tensor (fa::quantize_e4m3: descale = amax / 448). P is rounded as P * scale_s
 // with scale_s = 448 (P <= 1), descale_s = 1/448; an e4m3 O uses
-// scale_o = 448 / max|V| (|O| <= max|V|). Tolerance: O max abs error <= 2x that of
+// scale_o = 224 / max|V| (|O| <= max|V|, with room). Tolerance: O max abs error <= 2x that of
 // a standard in FP8 precision on the same rows (float32 scores from the
 // dequantized inputs, P = softmax rounded to e4m3 after * scale_s then descaled,
 // float32 P V, O rounded to O's type) + 4e-3; LSE abs error <= 1e-3 + 2x the
@@ -117,7 +117,8 @@ Scales scales_for(const Shape& s, const Inputs& in, OType o_type) {
     float vmax = 0.f;
     for (uint8_t c : in.v) vmax = std::max(vmax, std::fabs(e4m3_table()[c]));
     vmax *= in.descale_v;
-    sc.scale_o = vmax > 0.f ? fa::kE4m3Max / vmax : 1.f;
+    // |O| <= max|V|; half of e4m3's range leaves room for rounded P summing past 1.
+    sc.scale_o = vmax > 0.f ? 0.5f * fa::kE4m3Max / vmax : 1.f;
   }
   return sc;
 }
@@ -391,6 +392,14 @@ bool plan_with_o(Device& dev, const Inputs& in, const std::string& o_mode, Scale
   return false;
 }
 
+// After a run that threw: a sticky CUDA error (the context is lost) ends the
+// program; anything else (cuDNN failing one execute) leaves the next shape to run.
+void end_unless_recoverable() {
+  cudaGetLastError();
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA context lost: ") + cudaGetErrorString(e));
+}
+
 std::string amax_cell(float got, double ref, bool all_rows) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.4g/%.4g%s", got, ref, all_rows ? "" : "+");
@@ -435,7 +444,16 @@ int run_checks(uint64_t seed, bool quick, const std::string& o_mode, int* ran) {
       continue;
     }
     dev.set_factors(in, sc);
-    const Outputs out = run_once(dev, sc);
+    Outputs out;
+    try {
+      out = run_once(dev, sc);
+    } catch (const std::exception& ex) {
+      ++failures;
+      std::printf("%-30s %-4s error: %s  FAIL (seed %llu)\n", s.describe().c_str(), o_name(sc.o_type), ex.what(),
+                  (unsigned long long)shape_seed);
+      end_unless_recoverable();
+      continue;
+    }
     const Errors e = compare(s, in, sc, out.o, out.lse, 256, shape_seed);
     const bool amax_finite = std::isfinite(out.amax_s) && std::isfinite(out.amax_o);
     const bool ok = passes(e) && amax_finite;
@@ -539,12 +557,21 @@ int run_timing(uint64_t seed, const std::string& o_mode, FILE* csv, int* ran) {
           continue;
         }
         dev.set_factors(in, sc);
-        const Outputs out = run_once(dev, sc);
+        Outputs out;
+        double ms = 0;
+        try {
+          out = run_once(dev, sc);
+          ms = time_ms(dev, sc);
+        } catch (const std::exception& ex) {
+          ++failures;
+          std::printf("%-6d %-6d %-8d %-4s error: %s  FAIL\n", hd, int(causal), n, o_name(sc.o_type), ex.what());
+          end_unless_recoverable();
+          continue;
+        }
         const Errors e = compare(s, in, sc, out.o, out.lse, 16, shape_seed);
         const bool ok = passes(e) && std::isfinite(out.amax_s) && std::isfinite(out.amax_o);
         failures += !ok;
         ++*ran;
-        const double ms = time_ms(dev, sc);
         const double tf = s.flops() / (ms * 1e-3) / 1e12;
         std::printf("%-6d %-6d %-8d %-4s %10.4f %10.1f %s (o_err %.3g, std %.3g, lse %.3g)%s%s\n", hd, int(causal), n,
                     o_name(sc.o_type), ms, tf, ok ? "PASS" : "FAIL", e.o_max_abs, e.o_std_max_abs, e.lse_max_abs,
