@@ -13,7 +13,7 @@
 //     --cpu-selftest  the host side alone (quantization, reference, standard, verdicts
 //                against planted faults); needs no GPU
 //
-// Exits 77 (skipped) without a CUDA device. Inputs: N(0,1) floats quantized per
+// Exits 77 (skipped) without a CUDA device or on one before Hopper. Inputs: N(0,1) floats quantized per
 // tensor (fa::quantize_e4m3: descale = amax / 448). P is rounded as P * scale_s
 // with scale_s = 448 (P <= 1), descale_s = 1/448; an e4m3 O uses
 // scale_o = 224 / max|V| (|O| <= max|V|, with room). Tolerance: O max abs error <= 2x that of
@@ -717,6 +717,12 @@ int main(int argc, char** argv) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       std::printf("cudnn_fp8_check: no CUDA device, skipped\n");
+      return 77;
+    }
+    int major = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    if (major < 9) {
+      std::printf("cudnn_fp8_check: cuDNN's FP8 attention needs compute capability 9.0 or later, skipped\n");
       return 77;
     }
     std::printf("cudnn_fp8_check: cuDNN %s, O %s, seed %llu (FA_SEED=... replays)\n",
