@@ -13,16 +13,18 @@
 //     --cpu-selftest  the host side alone (quantization, reference, standard, verdicts
 //                against planted faults); needs no GPU
 //
-// Exits 77 (skipped) without a CUDA device or on one before Hopper. Inputs: N(0,1) floats quantized per
-// tensor (fa::quantize_e4m3: descale = amax / 448). P is rounded as P * scale_s
-// with scale_s = 448 (P <= 1), descale_s = 1/448; an e4m3 O uses
-// scale_o = 224 / max|V| (|O| <= max|V|, with room). Tolerance: O max abs error <= 2x that of
-// a standard in FP8 precision on the same rows (float32 scores from the
-// dequantized inputs, P = softmax rounded to e4m3 after * scale_s then descaled,
-// float32 P V, O rounded to O's type) + 4e-3; LSE abs error <= 1e-3 + 2x the
-// standard's. amax_s and amax_o are reported against the reference's maxima over
-// the checked rows (every row for the smaller shapes). A cuDNN refusal is a row
-// of the table, not a failure; the run fails when nothing ran. Seeds are printed.
+// Exits 77 (skipped) without a CUDA device or on one before Hopper.
+//
+// Inputs: N(0,1) floats quantized per tensor (fa::quantize_e4m3: descale =
+// amax / 448). P is rounded as P * scale_s with scale_s = 448 (P <= 1),
+// descale_s = 1/448; an e4m3 O uses scale_o = 224 / max|V| (|O| <= max|V|,
+// with room). Tolerance: O max abs error <= 2x that of a standard in FP8
+// precision on the same rows (float32 scores from the dequantized inputs,
+// P = softmax rounded to e4m3 after * scale_s then descaled, float32 P V, O
+// rounded to O's type) + 4e-3; LSE abs error <= 1e-3 + 2x the standard's.
+// amax_s and amax_o are reported against the reference's maxima over the
+// checked rows (every row for the smaller shapes). A cuDNN refusal is a row of
+// the table, not a failure; the run fails when nothing ran. Seeds are printed.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
