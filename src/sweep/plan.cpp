@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/result.h"
+#include "registry/auto_tile.h"
 #include "registry/cpu_kernels.h"
 
 namespace fa {
@@ -115,12 +116,17 @@ class Planner {
         continue;
       }
       if (c_.block_auto || tileless(fit)) {
-        // auto: the family's default tile; a selection without one (e.g. one
+        // auto: the tile a rule picks for this length (registry/auto_tile.h), else
+        // the family's default tile; a selection without either (e.g. one
         // non-default variant named explicitly) runs what was selected.
-        std::vector<const KernelVariant*> defaults;
-        for (const auto* v : fit)
-          if (v->default_tile) defaults.push_back(v);
-        for (const auto* v : (c_.block_auto && !defaults.empty()) ? defaults : fit) out.push_back(row(*v, g.pass));
+        std::vector<const KernelVariant*> chosen;
+        if (auto rule = auto_tile_rule(f, vp, p))
+          for (const auto* v : fit)
+            if (v->tile.block_m == rule->block_m && v->tile.block_n == rule->block_n) chosen.push_back(v);
+        if (chosen.empty())
+          for (const auto* v : fit)
+            if (v->default_tile) chosen.push_back(v);
+        for (const auto* v : (c_.block_auto && !chosen.empty()) ? chosen : fit) out.push_back(row(*v, g.pass));
         continue;
       }
       for (const Tile& want : c_.block) {

@@ -1,0 +1,91 @@
+// `--block auto`'s length rules (registry/auto_tile.h): each names a tile that is
+// compiled wherever its family and head dim are, their ranges do not overlap,
+// and the planner takes the rule's tile where one applies and the default tile
+// elsewhere.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "registry/auto_tile.h"
+#include "registry/kernel.h"
+#include "sweep/config.h"
+#include "sweep/plan.h"
+
+namespace fa {
+namespace {
+
+TEST(AutoTile, EveryRuleNamesATileCompiledInBothDtypes) {
+  const Registry& reg = Registry::instance();
+  int checked = 0;
+  for (const AutoTileRule& r : auto_tile_rules()) {
+    bool family_built = false;
+    std::vector<DType> with_tile;
+    for (const KernelVariant& v : reg.all()) {
+      if (v.backend != Backend::cuda || v.family != r.family || v.pass != r.pass) continue;
+      if (std::count(v.head_dims.begin(), v.head_dims.end(), r.head_dim) == 0) continue;
+      family_built = true;
+      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n)
+        with_tile.insert(with_tile.end(), v.dtypes.begin(), v.dtypes.end());
+    }
+    if (!family_built) continue;  // not in this build (FA_BENCH_FAMILIES / FA_BENCH_HEAD_DIMS)
+    ++checked;
+    for (DType t : {DType::bf16, DType::f16})
+      EXPECT_EQ(std::count(with_tile.begin(), with_tile.end(), t), 1)
+          << to_string(r.family) << " hd" << r.head_dim << " " << r.block_m << "x" << r.block_n << " "
+          << to_string(t);
+  }
+  if (checked == 0) GTEST_SKIP() << "no rule's family and head dim is in this build (no CUDA kernels)";
+}
+
+TEST(AutoTile, RangesAreOrderedAndDoNotOverlap) {
+  const auto& rules = auto_tile_rules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_LE(rules[i].min_length, rules[i].max_length) << "rule " << i;
+    for (size_t j = i + 1; j < rules.size(); ++j) {
+      const AutoTileRule &a = rules[i], &b = rules[j];
+      if (a.family != b.family || a.pass != b.pass || a.head_dim != b.head_dim || a.causal != b.causal) continue;
+      EXPECT_TRUE(a.max_length < b.min_length || b.max_length < a.min_length) << "rules " << i << " and " << j;
+    }
+  }
+}
+
+KernelVariant fake_fa3(const std::string& name, Tile t, bool def) {
+  KernelVariant v;
+  v.name = name;
+  v.family = Family::fa3;
+  v.backend = Backend::cuda;
+  v.tile = t;
+  v.dtypes = {DType::bf16};
+  v.head_dims = {64};
+  v.default_tile = def;
+  return v;
+}
+
+// The kernel `--block auto` plans for fa3 hd64 at one length and mask.
+std::string planned(const Registry& reg, const std::string& seqlen, const std::string& causal) {
+  ConfigSource src;
+  apply_override(src, "head_dim", "64", "--head-dim");
+  apply_override(src, "seqlen", seqlen, "--seqlen");
+  apply_override(src, "causal", causal, "--causal");
+  const SweepPlan p = plan_sweep(resolve_config(src), Backend::cuda, reg);
+  EXPECT_EQ(p.rows(), 1u);
+  return p.rows() == 1 ? p.points[0].kernels[0].name : "";
+}
+
+TEST(AutoTile, PlannerTakesTheRulesTileWhereOneAppliesAndTheDefaultElsewhere) {
+  Registry reg;
+  reg.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
+  reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s2", Tile{128, 128, 12, 2}, false));
+  // The rule: hd64 causal up to 1024 tokens runs 128x128.
+  EXPECT_EQ(planned(reg, "1024", "true"), "fa3.bf16.hd64.128x128.w12.s2");
+  EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+  EXPECT_EQ(planned(reg, "1024", "false"), "fa3.bf16.hd64.192x128.w16.s2");
+  // A rule whose tile is not compiled falls back to the default tile.
+  Registry only_default;
+  only_default.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
+  EXPECT_EQ(planned(only_default, "512", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+}
+
+}  // namespace
+}  // namespace fa
