@@ -18,12 +18,12 @@ namespace fa {
 // that one process can time them side by side (fp8_check --time --variant).
 // Every variant computes the same products in the same k order inside a block;
 // only the blocking of the keys (block_n) and the ring depth differ.
-//   base     128 x 128, 2 stages, every head_dim
-//   stages4  128 x 128, 4 stages (head_dim 64, 128; 256 as base): a deeper K/V
-//            ring, affordable with 1-byte elements (hd128: 160 KiB)
-//   wide     hd128: 128 x 192 (V^T in 64-byte panels); hd64: 128 x 256; 2 stages;
-//            hd256 as base. Fewer, wider K/V blocks per tile
-//   wide_s3  wide with 3 stages (hd128: 176 KiB)
+//   base          128 x 128, 2 stages, every head_dim
+//   stages4       128 x 128, 4 stages (head_dim 64, 128; 256 as base): a deeper
+//                 K/V ring, affordable with 1-byte elements (hd128: 160 KiB)
+//   wide          hd128: 128 x 192 (V^T in 64-byte panels); hd64: 128 x 256;
+//                 2 stages; hd256 as base. Fewer, wider K/V blocks per tile
+//   wide_s3       wide with 3 stages (hd128: 176 KiB)
 enum class Fp8Variant { base, stages4, wide, wide_s3 };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::stages4, Fp8Variant::wide,
                                               Fp8Variant::wide_s3};
