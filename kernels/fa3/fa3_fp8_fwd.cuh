@@ -24,20 +24,18 @@ namespace fa {
 //                 K/V ring, affordable with 1-byte elements (hd128: 160 KiB)
 //   wide          hd128: 128 x 192 (V^T in 64-byte panels); hd64: 128 x 256;
 //                 2 stages; hd256 as base. Fewer, wider K/V blocks per tile
-//   wide_s3       wide with 3 stages (hd128: 176 KiB)
 //   qk_ahead      128 x 64, 2 stages, S_{i+1} = Q K_{i+1}^T issued before the
 //                 softmax of S_i (Fa3Fp8Traits::kQkAhead); hd256 as base (the
 //                 second S accumulator does not fit its registers)
-enum class Fp8Variant { base, stages4, wide, wide_s3, qk_ahead };
+enum class Fp8Variant { base, stages4, wide, qk_ahead };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::stages4, Fp8Variant::wide,
-                                              Fp8Variant::wide_s3, Fp8Variant::qk_ahead};
+                                              Fp8Variant::qk_ahead};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
     case Fp8Variant::stages4: return "stages4";
     case Fp8Variant::wide: return "wide";
-    case Fp8Variant::wide_s3: return "wide_s3";
     case Fp8Variant::qk_ahead: return "qk_ahead";
   }
   return "?";
@@ -81,15 +79,12 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
 // The tile per (variant, head_dim): always 128 query rows (two consumer warpgroups).
 template <Fp8Variant V, int HeadDim>
 struct Fa3Fp8TileFor {
-  static constexpr bool kWide = (V == Fp8Variant::wide || V == Fp8Variant::wide_s3) && HeadDim < 256;
+  static constexpr bool kWide = V == Fp8Variant::wide && HeadDim < 256;
   static constexpr bool kQkAhead = V == Fp8Variant::qk_ahead && HeadDim < 256;
   // qk_ahead: two S accumulators of 128 keys do not fit beside O (hd128: ptxas
   // serializes the wgmmas for want of registers; hd64: it spills), so 64 keys.
   static constexpr int kBlockN = kWide ? (HeadDim == 64 ? 256 : 192) : kQkAhead ? 64 : 128;
-  static constexpr int kStages = HeadDim == 256                ? 2
-                                 : V == Fp8Variant::stages4 ? 4
-                                 : V == Fp8Variant::wide_s3  ? 3
-                                                            : 2;
+  static constexpr int kStages = V == Fp8Variant::stages4 && HeadDim < 256 ? 4 : 2;
   using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, kStages, kQkAhead>;
 };
 
@@ -106,7 +101,6 @@ inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
   switch (v) {
     case Fp8Variant::stages4: return of(std::integral_constant<Fp8Variant, Fp8Variant::stages4>{});
     case Fp8Variant::wide: return of(std::integral_constant<Fp8Variant, Fp8Variant::wide>{});
-    case Fp8Variant::wide_s3: return of(std::integral_constant<Fp8Variant, Fp8Variant::wide_s3>{});
     case Fp8Variant::qk_ahead: return of(std::integral_constant<Fp8Variant, Fp8Variant::qk_ahead>{});
     default: return of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
   }
@@ -215,7 +209,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream)
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
     case Fp8Variant::stages4: return fa3_fp8_attention_variant<Fp8Variant::stages4>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::wide_s3: return fa3_fp8_attention_variant<Fp8Variant::wide_s3>(p, stream);
     case Fp8Variant::qk_ahead: return fa3_fp8_attention_variant<Fp8Variant::qk_ahead>(p, stream);
   }
   return cudaErrorInvalidValue;
