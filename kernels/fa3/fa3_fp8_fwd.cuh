@@ -4,6 +4,7 @@
 // transpose_v then fa3_fp8_attention, or fa3_fp8_fwd for both.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -12,6 +13,33 @@
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
 namespace fa {
+
+// Tile candidates, each a compile-time instantiation, chosen at run time so
+// that one process can time them side by side (fp8_check --time --variant).
+// Every variant computes the same products in the same k order inside a block;
+// only the blocking of the keys (block_n), the ring depth and the order of a
+// block's work differ.
+//   base          128 x 128, 2 stages, every head_dim
+//   stages4       128 x 128, 4 stages (head_dim 64, 128; 256 as base): a deeper
+//                 K/V ring, affordable with 1-byte elements (hd128: 160 KiB)
+//   wide          hd128: 128 x 192 (V^T in 64-byte panels); hd64: 128 x 256;
+//                 2 stages; hd256 as base. Fewer, wider K/V blocks per tile
+//   qk_ahead      128 x 64, 2 stages, S_{i+1} = Q K_{i+1}^T issued before the
+//                 softmax of S_i (Fa3Fp8Traits::kQkAhead); hd256 as base (the
+//                 second S accumulator does not fit its registers)
+enum class Fp8Variant { base, stages4, wide, qk_ahead };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::stages4, Fp8Variant::wide,
+                                              Fp8Variant::qk_ahead};
+
+inline const char* fp8_variant_name(Fp8Variant v) {
+  switch (v) {
+    case Fp8Variant::base: return "base";
+    case Fp8Variant::stages4: return "stages4";
+    case Fp8Variant::wide: return "wide";
+    case Fp8Variant::qk_ahead: return "qk_ahead";
+  }
+  return "?";
+}
 
 struct Fp8FwdParams {
   const uint8_t* q = nullptr;  // e4m3 codes, BSHD [batch, seqlen_q, heads, head_dim]
@@ -33,6 +61,7 @@ struct Fp8FwdParams {
   float softmax_scale = 0.f;  // of the dequantized Q K^T, typically 1/sqrt(head_dim)
   bool causal = false;        // bottom-right aligned, as the bf16 kernel
   int num_sms = 0;            // persistent grid size; 0 = ask the device
+  Fp8Variant variant = Fp8Variant::base;  // the attention kernel's tile (not the pre-pass)
 
   void set_contiguous_strides() {
     q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
@@ -47,9 +76,38 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
   return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
 }
 
-// The tile per head_dim: 128 query rows (two consumer warpgroups) x 128 keys, 2 stages.
+// The tile per (variant, head_dim): always 128 query rows (two consumer warpgroups).
+template <Fp8Variant V, int HeadDim>
+struct Fa3Fp8TileFor {
+  static constexpr bool kWide = V == Fp8Variant::wide && HeadDim < 256;
+  static constexpr bool kQkAhead = V == Fp8Variant::qk_ahead && HeadDim < 256;
+  // qk_ahead: two S accumulators of 128 keys do not fit beside O (hd128: ptxas
+  // serializes the wgmmas for want of registers; hd64: it spills), so 64 keys.
+  static constexpr int kBlockN = kWide ? (HeadDim == 64 ? 256 : 192) : kQkAhead ? 64 : 128;
+  static constexpr int kStages = V == Fp8Variant::stages4 && HeadDim < 256 ? 4 : 2;
+  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, kStages, kQkAhead>;
+};
+
+// block_n of a variant's tile, for host code (the CPU emulation of the blocking).
+inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
+  auto of = [&](auto variant) {
+    constexpr Fp8Variant V = decltype(variant)::value;
+    switch (head_dim) {
+      case 64: return Fa3Fp8TileFor<V, 64>::kBlockN;
+      case 128: return Fa3Fp8TileFor<V, 128>::kBlockN;
+      default: return Fa3Fp8TileFor<V, 256>::kBlockN;
+    }
+  };
+  switch (v) {
+    case Fp8Variant::stages4: return of(std::integral_constant<Fp8Variant, Fp8Variant::stages4>{});
+    case Fp8Variant::wide: return of(std::integral_constant<Fp8Variant, Fp8Variant::wide>{});
+    case Fp8Variant::qk_ahead: return of(std::integral_constant<Fp8Variant, Fp8Variant::qk_ahead>{});
+    default: return of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
+  }
+}
+
 template <int HeadDim>
-using Fa3Fp8TraitsFor = Fa3Fp8Traits<HeadDim, 128, 128, 2>;
+using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
 
 // Why p cannot run, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p) {
@@ -83,9 +141,9 @@ inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
 }
 
 // The attention kernel alone; reads the V^T that transpose_v wrote.
-template <int HeadDim>
+template <Fp8Variant V, int HeadDim>
 cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
-  using Traits = Fa3Fp8TraitsFor<HeadDim>;
+  using Traits = typename Fa3Fp8TileFor<V, HeadDim>::type;
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN;
   fa3::Fp8Args a{};
   cudaError_t err;
@@ -136,13 +194,24 @@ cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
+template <Fp8Variant V>
+cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream) {
   switch (p.head_dim) {
-    case 64: return fa3_fp8_attention_hd<64>(p, stream);
-    case 128: return fa3_fp8_attention_hd<128>(p, stream);
-    case 256: return fa3_fp8_attention_hd<256>(p, stream);
+    case 64: return fa3_fp8_attention_hd<V, 64>(p, stream);
+    case 128: return fa3_fp8_attention_hd<V, 128>(p, stream);
+    case 256: return fa3_fp8_attention_hd<V, 256>(p, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
+  switch (p.variant) {
+    case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
+    case Fp8Variant::stages4: return fa3_fp8_attention_variant<Fp8Variant::stages4>(p, stream);
+    case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
+    case Fp8Variant::qk_ahead: return fa3_fp8_attention_variant<Fp8Variant::qk_ahead>(p, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 // The whole forward: the V^T pre-pass, then attention.

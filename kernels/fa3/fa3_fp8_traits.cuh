@@ -10,7 +10,7 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages>
+template <int HeadDim, int BlockM, int BlockN, int Stages, bool QkAhead = false>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
 
@@ -25,13 +25,15 @@ struct Fa3Fp8Traits {
 
   // Every operand is K-major, one byte per element: Q and K rows are head_dim
   // bytes, V^T rows (one per head_dim index) are block_n bytes of keys. A row
-  // longer than 128 bytes is cut into 128-byte panels (128B swizzle); a 64-byte
-  // row is one panel with the 64B swizzle (wgmma_fp8.cuh).
+  // of a multiple of 128 bytes is cut into 128-byte panels (128B swizzle); any
+  // other multiple of 64 (head_dim 64; block_n 64 or 192) into 64-byte panels
+  // with the 64B swizzle (wgmma_fp8.cuh).
   static constexpr int kQKPanelW = HeadDim < 128 ? HeadDim : 128;  // bytes: also the swizzle width
   static constexpr int kQKPanels = HeadDim / kQKPanelW;
-  static constexpr int kVPanelW = BlockN < 128 ? BlockN : 128;
+  static constexpr int kVPanelW = BlockN % 128 == 0 ? 128 : 64;
   static constexpr int kVPanels = BlockN / kVPanelW;
-  static_assert(BlockN % kVPanelW == 0, "block_n: 64, 128 or 256");
+  static_assert(BlockN == 64 || BlockN == 128 || BlockN == 192 || BlockN == 256,
+                "block_n: 64, 128, 192 or 256 (the wgmma widths of wgmma_fp8_ops.inc)");
   static constexpr int kQPanelBytes = BlockM * kQKPanelW;
   static constexpr int kKPanelBytes = BlockN * kQKPanelW;
   static constexpr int kVPanelBytes = HeadDim * kVPanelW;
@@ -54,6 +56,12 @@ struct Fa3Fp8Traits {
 
   // Ping-pong GEMM turns between the two consumer warpgroups, as in the bf16 kernel.
   static constexpr bool kPingPong = true;
+
+  // Order of a block's work (fa3_fp8_kernel.cuh): false, S_i = Q K_i^T and
+  // P_{i-1} V_{i-1} issued together, the softmax of S_i between their waits;
+  // true, S_{i+1} issued before the softmax of S_i (ahead_step), two S
+  // accumulators (block_n / 2 more floats per thread).
+  static constexpr bool kQkAhead = QkAhead;
 
   // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
   // (block_n / 2 floats) and P (block_n / 8 words).

@@ -14,10 +14,13 @@
 // Also checked: every O element written and finite, every LSE written (O and LSE
 // poisoned with 0xff first), rows that see no key give O = 0 and LSE = -inf.
 //
-// Usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest]
+// Usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest] [--variant=NAME]
 //   (default)        the correctness cases
 //   --time           also time the paper shapes (b * seqlen = 16384, heads = 2048 / d):
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
+//   --variant=NAME   the attention kernel's variant (fa3_fp8_fwd.cuh: base, stages4, wide,
+//                    qk_ahead) or all: the checks run for each, and the timing prints
+//                    one row per variant per shape (default base)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
@@ -242,9 +245,10 @@ T* to_device(const std::vector<T>& x) {
 // Runs the kernel on hp (poisoned outputs), copies O and LSE back. A planted
 // fault changes what the kernel is given: the V descale squared (as if applied
 // twice) or the K descale replaced by 1 (as if forgotten).
-Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault) {
+Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Variant variant = fa::Fp8Variant::base) {
   const Shape& s = hp.s;
   fa::Fp8FwdParams p;
+  p.variant = variant;
   p.batch = s.batch, p.heads = s.heads, p.heads_kv = s.heads_kv;
   p.seqlen_q = s.seqlen_q, p.seqlen_k = s.seqlen_k, p.head_dim = s.head_dim;
   p.causal = s.causal;
@@ -328,7 +332,7 @@ __global__ void fill_e4m3(uint8_t* x, size_t n, uint64_t seed) {
   }
 }
 
-int run_timing(uint64_t seed) {
+int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const size_t flush_bytes = size_t(2) * prop.l2CacheSize;
@@ -354,8 +358,8 @@ int run_timing(uint64_t seed) {
   std::printf("\n%s, L2 flushed (%zu MiB memset) before each sample, median of >= 10 after 3 warm-up runs;\n"
               "TFLOP/s = 4 b h sq sk d / t (causal: half); 'total' = V^T pre-pass + attention in one timed span\n",
               prop.name, flush_bytes >> 20);
-  std::printf("TIME %4s %6s %6s %5s %5s %10s %10s %10s %9s %9s\n", "hd", "causal", "seqlen", "batch", "heads",
-              "vt_ms", "attn_ms", "total_ms", "attn_TF/s", "total_TF/s");
+  std::printf("TIME %4s %6s %6s %5s %5s %-8s %10s %10s %10s %9s %9s\n", "hd", "causal", "seqlen", "batch", "heads",
+              "variant", "vt_ms", "attn_ms", "total_ms", "attn_TF/s", "total_TF/s");
   for (int d : {64, 128, 256})
     for (int causal = 0; causal < 2; ++causal)
       for (int seqlen = 512; seqlen <= 16384; seqlen *= 2) {
@@ -373,21 +377,25 @@ int run_timing(uint64_t seed) {
           return 1;
         }
         using fa::standalone::time_launches;
+        // The pre-pass does not depend on the variant: timed once per shape.
         const auto vt = time_launches([&](cudaStream_t st) { return int(fa::transpose_v(p, st)); }, flush,
                                       flush_bytes);
-        const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, st)); }, flush,
-                                      flush_bytes);
-        const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, st)); }, flush,
-                                      flush_bytes);
-        if (vt.samples == 0 || at.samples == 0 || tt.samples == 0) {
-          std::printf("TIME hd%d seqlen %d: a launch failed\n", d, seqlen);
-          return 1;
-        }
         const double flops = 4.0 * p.batch * p.heads * double(seqlen) * seqlen * d / (causal ? 2 : 1);
-        std::printf("TIME %4d %6d %6d %5d %5d %10.4f %10.4f %10.4f %9.1f %9.1f\n", d, causal, seqlen, p.batch,
-                    p.heads, vt.median_ms, at.median_ms, tt.median_ms, flops / (at.median_ms * 1e-3) / 1e12,
-                    flops / (tt.median_ms * 1e-3) / 1e12);
-        std::fflush(stdout);
+        for (fa::Fp8Variant v : variants) {
+          p.variant = v;
+          const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, st)); }, flush,
+                                        flush_bytes);
+          const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, st)); }, flush,
+                                        flush_bytes);
+          if (vt.samples == 0 || at.samples == 0 || tt.samples == 0) {
+            std::printf("TIME hd%d seqlen %d variant %s: a launch failed\n", d, seqlen, fa::fp8_variant_name(v));
+            return 1;
+          }
+          std::printf("TIME %4d %6d %6d %5d %5d %-8s %10.4f %10.4f %10.4f %9.1f %9.1f\n", d, causal, seqlen, p.batch,
+                      p.heads, fa::fp8_variant_name(v), vt.median_ms, at.median_ms, tt.median_ms,
+                      flops / (at.median_ms * 1e-3) / 1e12, flops / (tt.median_ms * 1e-3) / 1e12);
+          std::fflush(stdout);
+        }
       }
   for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales, flush})
     cudaFree(x);
@@ -399,9 +407,9 @@ int run_timing(uint64_t seed) {
 // A fragment gathered per thread with p_src_index and read back through the PTX
 // A-operand layout, blockwise online softmax with e4m3 P. Its O must pass the
 // same rule the GPU kernel is held to; a wrong permutation fails it.
-std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& lse, Fault fault) {
+std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& lse, Fault fault, int bn) {
   const Shape& s = hp.s;
-  const int d = s.head_dim, bn = 128, svt = fa::fa3::vt_seqlen(s.seqlen_k), group = s.heads / s.heads_kv;
+  const int d = s.head_dim, svt = fa::fa3::vt_seqlen(s.seqlen_k), group = s.heads / s.heads_kv;
   std::vector<uint16_t> o(hp.q.codes.size());
   lse.assign(size_t(s.batch) * s.heads * s.seqlen_q, 0.f);
   for (int b = 0; b < s.batch; ++b)
@@ -424,9 +432,9 @@ std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& 
           std::vector<float> acc(d, 0.f);
           const uint8_t* q = &hp.q.codes[((size_t(b) * s.seqlen_q + row) * s.heads + h) * d];
           for (int n0 = 0; n0 < end; n0 += bn) {
-            // S for this row's 128 columns: thread t of the quad holds cols 8j + 2t + e,
+            // S for this row's bn columns: thread t of the quad holds cols 8j + 2t + e,
             // accumulator element 4j + 2 * (row half) + e; take row half 0.
-            float sc[4][bn / 2];  // [t][element], elements of row half 1 unused
+            float sc[4][256 / 2];  // [t][element], elements of row half 1 unused; bn <= 256
             float mx = m;
             std::vector<float> srow(bn);
             for (int j = 0; j < bn; ++j) {
@@ -474,7 +482,7 @@ std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& 
   return o;
 }
 
-int cpu_selftest(uint64_t seed) {
+int cpu_selftest(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
   int failures = 0;
   // e4m3_key_order: a permutation of each group of 32 keys.
   for (int base = 0; base < 128; base += 32) {
@@ -488,7 +496,7 @@ int cpu_selftest(uint64_t seed) {
   // (row g + 8 * half, col 8j + 2t + e) must sit in the A fragment's row and be
   // the key e4m3_key_order puts at the fragment's k index.
   for (int t = 0; t < 4; ++t)
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 256 / 32; ++k)
       for (int r = 0; r < 4; ++r)
         for (int i = 0; i < 4; ++i) {
           const int idx = fa::fa3::p_src_index(k, r, i);
@@ -500,18 +508,25 @@ int cpu_selftest(uint64_t seed) {
   std::printf("fp8_check --cpu-selftest: fragment permutation %s\n", failures ? "WRONG" : "ok");
   // Reference, standard and the emulated kernel on small problems.
   const Shape shapes[] = {{1, 2, 1, 200, 300, 64, false}, {2, 2, 2, 150, 150, 128, true, true},
-                          {1, 2, 1, 70, 40, 256, true}};
+                          {1, 2, 1, 100, 500, 128, false}, {1, 2, 1, 70, 40, 256, true}};
+  // Once per distinct block_n among the variants (the emulation follows the blocking).
   for (const Shape& s : shapes) {
     const HostProblem hp = make_problem(s, seed);
-    for (Fault f : {Fault::none, Fault::v_unpermuted, Fault::v_descale_twice, Fault::k_descale_dropped}) {
-      std::vector<float> lse;
-      const std::vector<uint16_t> o = emulate_kernel(hp, lse, f);
-      const Errors e = compare(hp, o, lse, seed);
-      const bool ok = f == Fault::none ? e.pass : !e.pass;  // every planted fault must be caught
-      if (!ok) ++failures;
-      std::printf("  %-40s emulated, fault %-18s o_err %.2e tol %.2e (std %.2e) lse_err %.2e tol %.2e  %s\n",
-                  shape_name(s).c_str(), fault_name(f), e.o_err, e.o_tol, e.std_err, e.lse_err, e.lse_tol,
-                  ok ? (f == Fault::none ? "pass" : "caught") : "FAIL");
+    std::vector<int> bns;
+    for (fa::Fp8Variant v : variants) {
+      const int bn = fa::fp8_variant_block_n(v, s.head_dim);
+      if (std::find(bns.begin(), bns.end(), bn) != bns.end()) continue;
+      bns.push_back(bn);
+      for (Fault f : {Fault::none, Fault::v_unpermuted, Fault::v_descale_twice, Fault::k_descale_dropped}) {
+        std::vector<float> lse;
+        const std::vector<uint16_t> o = emulate_kernel(hp, lse, f, bn);
+        const Errors e = compare(hp, o, lse, seed);
+        const bool ok = f == Fault::none ? e.pass : !e.pass;  // every planted fault must be caught
+        if (!ok) ++failures;
+        std::printf("  %-40s block_n %3d emulated, fault %-18s o_err %.2e tol %.2e (std %.2e) lse_err %.2e tol %.2e  %s\n",
+                    shape_name(s).c_str(), bn, fault_name(f), e.o_err, e.o_tol, e.std_err, e.lse_err, e.lse_tol,
+                    ok ? (f == Fault::none ? "pass" : "caught") : "FAIL");
+      }
     }
   }
   std::printf("fp8_check --cpu-selftest: %s\n", failures ? "FAILED" : "passed");
@@ -523,20 +538,31 @@ int cpu_selftest(uint64_t seed) {
 int main(int argc, char** argv) {
   uint64_t seed = 0;
   bool check = true, timing = false, fault = false, selftest = false;
+  std::vector<fa::Fp8Variant> variants = {fa::Fp8Variant::base};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    if (a.rfind("--variant=", 0) == 0) {
+      const std::string name = a.substr(10);
+      variants.clear();
+      for (fa::Fp8Variant v : fa::kFp8Variants)
+        if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v);
+      if (variants.empty()) {
+        std::fprintf(stderr, "fp8_check: unknown variant '%s' (base, stages4, wide, qk_ahead, all)\n", name.c_str());
+        return 2;
+      }
+    } else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--no-check") check = false;
     else if (a == "--time") timing = true;
     else if (a == "--fault") fault = true;
     else if (a == "--cpu-selftest") selftest = true;
     else {
-      std::fprintf(stderr, "usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest]\n");
+      std::fprintf(stderr,
+                   "usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest] [--variant=NAME|all]\n");
       return 2;
     }
   }
   if (seed == 0) seed = std::random_device{}() | 1;
-  if (selftest) return cpu_selftest(seed);
+  if (selftest) return cpu_selftest(seed, variants);
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     std::printf("fp8_check: no CUDA device, skipped\n");
@@ -565,23 +591,25 @@ int main(int argc, char** argv) {
   }
 
   if (check) {
-    std::printf("%-36s %10s %10s %10s %10s %10s  %s\n", "shape", "o_err", "o_tol", "std_err", "lse_err", "lse_tol",
-                "result");
+    std::printf("%-36s %-8s %10s %10s %10s %10s %10s  %s\n", "shape", "variant", "o_err", "o_tol", "std_err",
+                "lse_err", "lse_tol", "result");
     uint64_t case_seed = seed;
     int ran = 0;
     for (const Shape& s : check_shapes()) {
       case_seed = case_seed * 6364136223846793005ull + 1442695040888963407ull;
       const HostProblem hp = make_problem(s, case_seed);
-      const Errors e = run_case(hp, case_seed, Fault::none);
-      ++ran;
-      if (!e.pass) ++failures;
-      std::printf("%-36s %10.2e %10.2e %10.2e %10.2e %10.2e  %s%s%s (seed %llu)\n", shape_name(s).c_str(), e.o_err,
-                  e.o_tol, e.std_err, e.lse_err, e.lse_tol, e.pass ? "PASS" : "FAIL", e.pass ? "" : ": ",
-                  e.why.c_str(), (unsigned long long)case_seed);
-      std::fflush(stdout);
+      for (fa::Fp8Variant v : variants) {
+        const Errors e = run_case(hp, case_seed, Fault::none, v);
+        ++ran;
+        if (!e.pass) ++failures;
+        std::printf("%-36s %-8s %10.2e %10.2e %10.2e %10.2e %10.2e  %s%s%s (seed %llu)\n", shape_name(s).c_str(),
+                    fa::fp8_variant_name(v), e.o_err, e.o_tol, e.std_err, e.lse_err, e.lse_tol,
+                    e.pass ? "PASS" : "FAIL", e.pass ? "" : ": ", e.why.c_str(), (unsigned long long)case_seed);
+        std::fflush(stdout);
+      }
     }
     std::printf("fp8_check: %d cases, %d failed\n", ran, failures);
   }
-  if (timing && run_timing(seed) != 0) ++failures;
+  if (timing && run_timing(seed, variants) != 0) ++failures;
   return failures ? 1 : 0;
 }
