@@ -14,29 +14,22 @@
 
 namespace fa {
 
-// Tile candidates, each a compile-time instantiation, chosen at run time so
-// that one process can time them side by side (fp8_check --time --variant).
-// Every variant computes the same products in the same k order inside a block;
-// only the blocking of the keys (block_n), the ring depth and the order of a
-// block's work differ.
-//   base          128 x 128, 2 stages, every head_dim
-//   stages4       128 x 128, 4 stages (head_dim 64, 128; 256 as base): a deeper
-//                 K/V ring, affordable with 1-byte elements (hd128: 160 KiB)
-//   wide          hd128: 128 x 192 (V^T in 64-byte panels); hd64: 128 x 256;
-//                 2 stages; hd256 as base. Fewer, wider K/V blocks per tile
-//   qk_ahead      128 x 64, 2 stages, S_{i+1} = Q K_{i+1}^T issued before the
-//                 softmax of S_i (Fa3Fp8Traits::kQkAhead); hd256 as base (the
-//                 second S accumulator does not fit its registers)
-enum class Fp8Variant { base, stages4, wide, qk_ahead };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::stages4, Fp8Variant::wide,
-                                              Fp8Variant::qk_ahead};
+// Tile choices, each a compile-time instantiation, chosen at run time so that
+// one process can time them side by side (fp8_check --time --variant). Both
+// compute the same products in the same k order inside a block; only the
+// blocking of the keys (block_n) differs. docs/PERF_NOTES.md (fa3-fp8-tiles)
+// has these and the candidates dropped (a 4-stage ring; S_{i+1} issued ahead
+// of the softmax of S_i on 64-key blocks) measured.
+//   base   the default per head_dim: hd64 128 x 256, hd128 and hd256 128 x 128;
+//          2 stages
+//   wide   hd128: 128 x 192 (V^T in 64-byte panels); hd64 and hd256 as base
+enum class Fp8Variant { base, wide };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::wide};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
-    case Fp8Variant::stages4: return "stages4";
     case Fp8Variant::wide: return "wide";
-    case Fp8Variant::qk_ahead: return "qk_ahead";
   }
   return "?";
 }
@@ -79,13 +72,8 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
 // The tile per (variant, head_dim): always 128 query rows (two consumer warpgroups).
 template <Fp8Variant V, int HeadDim>
 struct Fa3Fp8TileFor {
-  static constexpr bool kWide = V == Fp8Variant::wide && HeadDim < 256;
-  static constexpr bool kQkAhead = V == Fp8Variant::qk_ahead && HeadDim < 256;
-  // qk_ahead: two S accumulators of 128 keys do not fit beside O (hd128: ptxas
-  // serializes the wgmmas for want of registers; hd64: it spills), so 64 keys.
-  static constexpr int kBlockN = kWide ? (HeadDim == 64 ? 256 : 192) : kQkAhead ? 64 : 128;
-  static constexpr int kStages = V == Fp8Variant::stages4 && HeadDim < 256 ? 4 : 2;
-  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, kStages, kQkAhead>;
+  static constexpr int kBlockN = HeadDim == 64 ? 256 : V == Fp8Variant::wide && HeadDim == 128 ? 192 : 128;
+  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, 2>;
 };
 
 // block_n of a variant's tile, for host code (the CPU emulation of the blocking).
@@ -98,12 +86,8 @@ inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
       default: return Fa3Fp8TileFor<V, 256>::kBlockN;
     }
   };
-  switch (v) {
-    case Fp8Variant::stages4: return of(std::integral_constant<Fp8Variant, Fp8Variant::stages4>{});
-    case Fp8Variant::wide: return of(std::integral_constant<Fp8Variant, Fp8Variant::wide>{});
-    case Fp8Variant::qk_ahead: return of(std::integral_constant<Fp8Variant, Fp8Variant::qk_ahead>{});
-    default: return of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
-  }
+  return v == Fp8Variant::wide ? of(std::integral_constant<Fp8Variant, Fp8Variant::wide>{})
+                               : of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
 }
 
 template <int HeadDim>
@@ -207,9 +191,7 @@ cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream
 inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
   switch (p.variant) {
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
-    case Fp8Variant::stages4: return fa3_fp8_attention_variant<Fp8Variant::stages4>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::qk_ahead: return fa3_fp8_attention_variant<Fp8Variant::qk_ahead>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -215,99 +215,6 @@ struct Fa3Fp8Fwd {
     }
   }
 
-  // --- S_{i+1} ahead of the softmax of S_i (Traits::kQkAhead) ---------------
-  // Block i, S_i landed in s_cur: Q K_{i+1}^T issued into s_next first, the
-  // softmax of S_i under it, then O = O * alpha_i + P_i V_i. The wait that
-  // frees P and O for block i (P_{i-1} V_{i-1} landed) comes before the
-  // softmax, so nothing after the softmax needs a wgmma to finish and the
-  // compiled code cannot move a wait in front of it (in the base order the wait
-  // for P_{i-1} V_{i-1} ends up ahead of the softmax). ring_i: block i's place.
-  // HasNext (i + 1 < n_blocks) is a template argument: with a run-time test
-  // ptxas cannot tell which group is still running after each wait and
-  // serializes every wgmma (C7513).
-  template <bool HasNext>
-  static __device__ __forceinline__ void ahead_step(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
-                                                    const TileCoord& tc, int n_blocks, int i, int qs, uint64_t desc_q,
-                                                    int row0, float scale_log2, float (&o)[HD / 2],
-                                                    float (&s_cur)[BN / 2], float (&s_next)[BN / 2],
-                                                    uint32_t (&p)[BN / 32][4], RowState& st,
-                                                    RingPos<Traits::kStages> ring_i) {
-    const RingPos<Traits::kStages> ring_n{ring_i.count + 1};
-    if constexpr (HasNext) {
-      sm.full_k(ring_n.stage()).wait(ring_n.parity());
-      wait_turn(c);
-      issue_qk(s_next, desc_q, sm, ring_n.stage());  // S_{i+1} = Q K_{i+1}^T
-      pass_turn(c);
-      sm90::wgmma_wait<1>();  // P_{i-1} V_{i-1} landed; Q K_{i+1}^T may run
-    } else {
-      sm90::wgmma_wait<0>();
-    }
-    sm90::fence_regs(o);
-    fence_words(p);
-    if (i > 0 && lane == 0) sm.empty_v(RingPos<Traits::kStages>{ring_i.count - 1}.stage()).arrive();
-    const int n = n_blocks - 1 - i;
-    if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
-      apply_mask<BN>(s_cur, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-    float alpha[2];
-    online_softmax<BN>(s_cur, st, scale_log2, alpha);
-    rescale_o<HD>(o, alpha);  // O *= exp(m_{i-1} - m_i); block 0: O = 0 stays 0
-    p_to_e4m3(s_cur, p);
-    sm.full_v(ring_i.stage()).wait(ring_i.parity());
-    wait_turn(c);
-    sm90::fence_regs(o);
-    issue_pv(o, p, sm, ring_i.stage());  // O += P_i V_i
-    pass_turn(c);
-    if constexpr (HasNext) {
-      sm90::wgmma_wait<1>();  // S_{i+1} landed; P_i V_i may run
-      sm90::fence_regs(s_next);
-      if (lane == 0) {
-        sm.empty_k(ring_n.stage()).arrive();
-        if (i + 1 == n_blocks - 1) sm.empty_q(qs).arrive();
-      }
-    }
-  }
-
-  // A whole tile in the S-ahead order: S_0 alone, then ahead_step per block
-  // with the two S accumulators swapped each time (no copies between them);
-  // the last block (no S_{i+1}) in its own code for either accumulator.
-  static __device__ __forceinline__ void tile_qk_ahead(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
-                                                       const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
-                                                       int row0, float scale_log2, float (&o)[HD / 2], RowState& st,
-                                                       RingPos<Traits::kStages>& ring) {
-    float sa[BN / 2], sb[BN / 2];
-    uint32_t p[BN / 32][4];
-    const int s0 = ring.stage();
-    sm.full_k(s0).wait(ring.parity());
-    wait_turn(c);
-    issue_qk(sa, desc_q, sm, s0);  // S_0 = Q K_0^T
-    pass_turn(c);
-    sm90::wgmma_wait<0>();
-    sm90::fence_regs(sa);
-    if (lane == 0) {
-      sm.empty_k(s0).arrive();
-      if (n_blocks == 1) sm.empty_q(qs).arrive();
-    }
-    int i = 0;
-    for (; i + 2 < n_blocks; i += 2) {
-      ahead_step<true>(a, sm, c, lane, tc, n_blocks, i, qs, desc_q, row0, scale_log2, o, sa, sb, p, st, ring);
-      ++ring.count;
-      ahead_step<true>(a, sm, c, lane, tc, n_blocks, i + 1, qs, desc_q, row0, scale_log2, o, sb, sa, p, st, ring);
-      ++ring.count;
-    }
-    if (i + 1 < n_blocks) {  // two blocks left
-      ahead_step<true>(a, sm, c, lane, tc, n_blocks, i, qs, desc_q, row0, scale_log2, o, sa, sb, p, st, ring);
-      ++ring.count;
-      ahead_step<false>(a, sm, c, lane, tc, n_blocks, i + 1, qs, desc_q, row0, scale_log2, o, sb, sa, p, st, ring);
-      ++ring.count;
-    } else {  // one block left
-      ahead_step<false>(a, sm, c, lane, tc, n_blocks, i, qs, desc_q, row0, scale_log2, o, sa, sb, p, st, ring);
-      ++ring.count;
-    }
-    sm90::wgmma_wait<0>();  // the last P V landed
-    sm90::fence_regs(o);
-    if (lane == 0) sm.empty_v(RingPos<Traits::kStages>{ring.count - 1}.stage()).arrive();
-  }
-
   static __device__ __forceinline__ void fence_words(uint32_t (&p)[BN / 32][4]) {
 #pragma unroll
     for (int i = 0; i < BN / 32; ++i)
@@ -339,13 +246,7 @@ struct Fa3Fp8Fwd {
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
       RowState st;
-      if (Traits::kQkAhead && n_blocks > 0) {
-        const int qs = qring.stage();
-        sm.full_q(qs).wait(qring.parity());
-        const uint64_t desc_q = sm90::smem_desc_kmajor(sm.q(qs) + c * 64 * Traits::kQKPanelW, Traits::kQKPanelW);
-        tile_qk_ahead(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, st, ring);
-        ++qring.count;
-      } else if (n_blocks > 0) {
+      if (n_blocks > 0) {
         const int qs = qring.stage();
         sm.full_q(qs).wait(qring.parity());
         const uint64_t desc_q = sm90::smem_desc_kmajor(sm.q(qs) + c * 64 * Traits::kQKPanelW, Traits::kQKPanelW);

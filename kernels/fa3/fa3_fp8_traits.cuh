@@ -10,7 +10,7 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, bool QkAhead = false>
+template <int HeadDim, int BlockM, int BlockN, int Stages>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
 
@@ -61,7 +61,6 @@ struct Fa3Fp8Traits {
   // P_{i-1} V_{i-1} issued together, the softmax of S_i between their waits;
   // true, S_{i+1} issued before the softmax of S_i (ahead_step), two S
   // accumulators (block_n / 2 more floats per thread).
-  static constexpr bool kQkAhead = QkAhead;
 
   // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
   // (block_n / 2 floats) and P (block_n / 8 words).
