@@ -35,7 +35,7 @@
 #include "common/sm90/wgmma_fp8.cuh"
 #include "fa3/fa3_fp8_args.cuh"
 #include "fa3/fa3_fp8_traits.cuh"
-#include "fa3/fa3_kernel.cuh"  // Smem, RingPos
+#include "fa3/fa3_kernel.cuh"  // Smem, setup_smem, RingPos
 #include "fa3/fa3_softmax.cuh"
 
 namespace fa::fa3 {
@@ -321,25 +321,8 @@ template <typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const __grid_constant__ Fp8Args args) {
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
-  // Swizzle atoms need 1024-byte alignment; dynamic shared memory only promises 16.
-  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
-  const Smem<Traits> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
+  const Smem<Traits> sm = setup_smem<Traits>(smem_raw);
   const int wg = threadIdx.x / 128;
-
-  if (threadIdx.x == 0) {
-    for (int j = 0; j < Traits::kQStages; ++j) {
-      sm.full_q(j).init(1);
-      sm.empty_q(j).init(Traits::kConsumerWarps);
-    }
-    for (int s = 0; s < Traits::kStages; ++s) {
-      sm.full_k(s).init(1);
-      sm.empty_k(s).init(Traits::kConsumerWarps);
-      sm.full_v(s).init(1);
-      sm.empty_v(s).init(Traits::kConsumerWarps);
-    }
-    sm90::fence_barrier_init();
-  }
-  __syncthreads();
 
   if (wg == 0) {  // producer warpgroup
     sm90::regs_release<Traits::kProducerRegs>();

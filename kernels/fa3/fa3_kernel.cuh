@@ -38,6 +38,30 @@ struct Smem {
   __device__ sm90::MBarrier& empty_v(int s) const { return bars()[kKV + 3 + 4 * s]; }
 };
 
+// The block's shared memory at a 1024-byte boundary (swizzle atoms need it;
+// dynamic shared memory only promises 16), with its mbarriers initialised by
+// thread 0 and visible to every thread before any role starts.
+template <typename Traits>
+__device__ __forceinline__ Smem<Traits> setup_smem(uint8_t* raw_base) {
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(raw_base));
+  const Smem<Traits> sm{raw_base + ((1024 - (raw & 1023)) & 1023)};
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < Traits::kQStages; ++j) {
+      sm.full_q(j).init(1);
+      sm.empty_q(j).init(Traits::kConsumerWarps);
+    }
+    for (int s = 0; s < Traits::kStages; ++s) {
+      sm.full_k(s).init(1);
+      sm.empty_k(s).init(Traits::kConsumerWarps);
+      sm.full_v(s).init(1);
+      sm.empty_v(s).init(Traits::kConsumerWarps);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+  return sm;
+}
+
 // Position in the K/V ring: which stage, and the parity of its current lap.
 template <int Stages>
 struct RingPos {
@@ -463,25 +487,8 @@ template <typename Elem, typename Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fwd_kernel(const __grid_constant__ Args args) {
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
-  // Swizzle atoms need 1024-byte alignment; dynamic shared memory only promises 16.
-  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
-  const Smem<Traits> sm{smem_raw + ((1024 - (raw & 1023)) & 1023)};
+  const Smem<Traits> sm = setup_smem<Traits>(smem_raw);
   const int wg = threadIdx.x / 128;
-
-  if (threadIdx.x == 0) {
-    for (int j = 0; j < Traits::kQStages; ++j) {
-      sm.full_q(j).init(1);
-      sm.empty_q(j).init(Traits::kConsumerWarps);
-    }
-    for (int s = 0; s < Traits::kStages; ++s) {
-      sm.full_k(s).init(1);
-      sm.empty_k(s).init(Traits::kConsumerWarps);
-      sm.full_v(s).init(1);
-      sm.empty_v(s).init(Traits::kConsumerWarps);
-    }
-    sm90::fence_barrier_init();
-  }
-  __syncthreads();
 
   if (wg == 0) {  // producer warpgroup
     sm90::regs_release<Traits::kProducerRegs>();
