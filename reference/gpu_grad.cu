@@ -109,8 +109,8 @@ DeviceGrads backward_f64(const AttnProblem& p, const DeviceInputs& in, std::vect
   const cudaStream_t st = gemm.stream();
   to_device(rows.get(), rows_h, st, "cudaMemcpy (reference checked rows)");
   to_device(cols.get(), cols_h, st, "cudaMemcpy (reference checked columns)");
-  // A checked row whose block sees no key is never written, nor a checked
-  // column no row sees: 0 is their value.
+  // A checked row whose block sees no key is never written (dQ = 0 is its
+  // value), nor are dK and dV when there is no query row.
   if (dq_elems > 0)
     check_cuda(cudaMemsetAsync(dq.get(), 0, size_t(dq_elems) * sizeof(double), st), "cudaMemset (reference dQ)");
   if (dkv_elems > 0) {
