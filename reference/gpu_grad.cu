@@ -25,6 +25,23 @@
 
 #include "reference/gpu_rows.cuh"
 
+namespace fa {
+// The one place that fills a DeviceGrads.
+struct DeviceGradsAccess {
+  static void set(DeviceGrads& g, std::vector<int64_t> rows, std::vector<int64_t> cols,
+                  std::shared_ptr<int64_t> rows_d, std::shared_ptr<int64_t> cols_d, std::shared_ptr<double> dq,
+                  std::shared_ptr<double> dk, std::shared_ptr<double> dv) {
+    g.rows_ = std::move(rows);
+    g.cols_ = std::move(cols);
+    g.rows_d_ = std::move(rows_d);
+    g.cols_d_ = std::move(cols_d);
+    g.dq_ = std::move(dq);
+    g.dk_ = std::move(dk);
+    g.dv_ = std::move(dv);
+  }
+};
+}  // namespace fa
+
 namespace fa::gpurows {
 namespace {
 
@@ -62,12 +79,6 @@ void gather(const double* src, int d, const int64_t* idx, int64_t first, int64_t
 }
 
 template <typename T>
-void to_host(std::vector<T>& dst, const T* src, cudaStream_t st, const char* what) {
-  if (dst.empty()) return;
-  check_cuda(cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(T), cudaMemcpyDeviceToHost, st), what);
-}
-
-template <typename T>
 void to_device(T* dst, const std::vector<T>& src, cudaStream_t st, const char* what) {
   if (src.empty()) return;
   check_cuda(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, st), what);
@@ -75,20 +86,46 @@ void to_device(T* dst, const std::vector<T>& src, cudaStream_t st, const char* w
 
 }  // namespace
 
-void backward_f64(const AttnProblem& p, const DeviceInputs& in, const std::vector<int64_t>& seen,
-                  int64_t workspace_bytes, SampledGrads& out) {
+DeviceGrads backward_f64(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows_h,
+                         std::vector<int64_t> cols_h, const std::vector<int64_t>& seen, int64_t workspace_bytes) {
   const int64_t nq = p.seqlen_q, nk = p.seqlen_k, d = p.head_dim;
-  const int64_t n_rows = int64_t(out.rows.size()), n_cols = int64_t(out.cols.size());
-  if (nq == 0 || (n_rows == 0 && n_cols == 0)) return;
+  const int64_t n_rows = int64_t(rows_h.size()), n_cols = int64_t(cols_h.size());
+  const int64_t dq_elems = int64_t(p.batch) * n_rows * p.heads * d;
+  const int64_t dkv_elems = int64_t(p.batch) * n_cols * p.heads_kv * d;
+  auto rows = device_array<int64_t>(n_rows, "cudaMalloc (reference checked rows)");
+  auto cols = device_array<int64_t>(n_cols, "cudaMalloc (reference checked columns)");
+  auto dq = device_array<double>(dq_elems, "cudaMalloc (reference dQ)");
+  auto dk = device_array<double>(dkv_elems, "cudaMalloc (reference checked dK)");
+  auto dv = device_array<double>(dkv_elems, "cudaMalloc (reference checked dV)");
+  // Read by the passes below; the DeviceGrads takes the buffers at the end.
+  const std::vector<int64_t>& out_rows = rows_h;
+  auto result = [&] {
+    DeviceGrads g;
+    DeviceGradsAccess::set(g, std::move(rows_h), std::move(cols_h), shared(std::move(rows)), shared(std::move(cols)),
+                           shared(std::move(dq)), shared(std::move(dk)), shared(std::move(dv)));
+    return g;
+  };
+  Gemm gemm;
+  const cudaStream_t st = gemm.stream();
+  to_device(rows.get(), rows_h, st, "cudaMemcpy (reference checked rows)");
+  to_device(cols.get(), cols_h, st, "cudaMemcpy (reference checked columns)");
+  // A checked row whose block sees no key is never written (dQ = 0 is its
+  // value), nor are dK and dV when there is no query row.
+  if (dq_elems > 0)
+    check_cuda(cudaMemsetAsync(dq.get(), 0, size_t(dq_elems) * sizeof(double), st), "cudaMemset (reference dQ)");
+  if (dkv_elems > 0) {
+    check_cuda(cudaMemsetAsync(dk.get(), 0, size_t(dkv_elems) * sizeof(double), st), "cudaMemset (reference dK)");
+    check_cuda(cudaMemsetAsync(dv.get(), 0, size_t(dkv_elems) * sizeof(double), st), "cudaMemset (reference dV)");
+  }
+  if (nq == 0 || (n_rows == 0 && n_cols == 0)) {
+    gemm.sync();
+    return result();
+  }
   const int group = p.heads / p.heads_kv;
   const int64_t max_vis = std::max<int64_t>(seen.back(), 1);  // rows ascend, and so does what they see
   const int64_t block = std::clamp<int64_t>(workspace_bytes / (2 * int64_t(sizeof(double)) * max_vis), 1, nq);
-  Gemm gemm;
-  const cudaStream_t st = gemm.stream();
   auto every_row = device_array<int64_t>(nq, "cudaMalloc (reference rows)");
   auto seen_d = device_array<int64_t>(nq, "cudaMalloc (reference visible keys)");
-  auto rows = device_array<int64_t>(n_rows, "cudaMalloc (reference checked rows)");
-  auto cols = device_array<int64_t>(n_cols, "cudaMalloc (reference checked columns)");
   auto kd = device_array<double>(nk * d, "cudaMalloc (reference K)");
   auto vd = device_array<double>(nk * d, "cudaMalloc (reference V)");
   auto dk_acc = device_array<double>(nk * d, "cudaMalloc (reference dK)");
@@ -101,18 +138,10 @@ void backward_f64(const AttnProblem& p, const DeviceInputs& in, const std::vecto
   auto dp = device_array<double>(block * max_vis, "cudaMalloc (reference dP block)");
   auto inv_l = device_array<double>(block, "cudaMalloc (reference 1/l)");
   auto lse = device_array<double>(block, "cudaMalloc (reference LSE block)");
-  auto dq = device_array<double>(int64_t(out.dq.size()), "cudaMalloc (reference dQ)");
-  auto dk = device_array<double>(int64_t(out.dk.size()), "cudaMalloc (reference checked dK)");
-  auto dv = device_array<double>(int64_t(out.dv.size()), "cudaMalloc (reference checked dV)");
   std::vector<int64_t> iota(static_cast<size_t>(nq));
   for (int64_t r = 0; r < nq; ++r) iota[size_t(r)] = r;
   to_device(every_row.get(), iota, st, "cudaMemcpy (reference rows)");
   to_device(seen_d.get(), seen, st, "cudaMemcpy (reference visible keys)");
-  to_device(rows.get(), out.rows, st, "cudaMemcpy (reference checked rows)");
-  to_device(cols.get(), out.cols, st, "cudaMemcpy (reference checked columns)");
-  // A checked row whose block sees no key is never written: dQ = 0 is its value.
-  if (!out.dq.empty())
-    check_cuda(cudaMemsetAsync(dq.get(), 0, out.dq.size() * sizeof(double), st), "cudaMemset (reference dQ)");
 
   const double scale = p.scale_f64(), one = 1.0, zero = 0.0;
   for (int b = 0; b < p.batch; ++b)
@@ -149,9 +178,9 @@ void backward_f64(const AttnProblem& p, const DeviceInputs& in, const std::vecto
                                    vis, &one, dk_acc.get(), dd),
                        "cublasDgemm (reference dK)");
           // The block's checked rows: rows[first, first + ns) lie in [r0, r0 + n).
-          const int64_t first = std::lower_bound(out.rows.begin(), out.rows.end(), r0) - out.rows.begin();
-          const int64_t ns = std::lower_bound(out.rows.begin() + first, out.rows.end(), r0 + n) -
-                             (out.rows.begin() + first);
+          const int64_t first = std::lower_bound(out_rows.begin(), out_rows.end(), r0) - out_rows.begin();
+          const int64_t ns = std::lower_bound(out_rows.begin() + first, out_rows.end(), r0 + n) -
+                             (out_rows.begin() + first);
           if (ns == 0) continue;
           check_cublas(cublasDgemm(gemm.handle(), CUBLAS_OP_N, CUBLAS_OP_N, dd, rn, vis, &scale, kd.get(), dd,
                                    dp.get(), vis, &zero, dqb.get(), dd),
@@ -164,10 +193,29 @@ void backward_f64(const AttnProblem& p, const DeviceInputs& in, const std::vecto
       gather(dk_acc.get(), int(d), cols.get(), 0, n_cols, dk.get() + at, int64_t(p.heads_kv) * d, st);
       gather(dv_acc.get(), int(d), cols.get(), 0, n_cols, dv.get() + at, int64_t(p.heads_kv) * d, st);
     }
-  to_host(out.dq, dq.get(), st, "cudaMemcpy (reference dQ back)");
-  to_host(out.dk, dk.get(), st, "cudaMemcpy (reference dK back)");
-  to_host(out.dv, dv.get(), st, "cudaMemcpy (reference dV back)");
   gemm.sync();
+  return result();
 }
 
 }  // namespace fa::gpurows
+
+namespace fa {
+
+SampledGrads DeviceGrads::to_host(const AttnProblem& p) const {
+  SampledGrads g;
+  g.rows = rows_;
+  g.cols = cols_;
+  g.dq.resize(size_t(p.batch) * rows_.size() * p.heads * p.head_dim);
+  g.dk.resize(size_t(p.batch) * cols_.size() * p.heads_kv * p.head_dim);
+  g.dv.resize(g.dk.size());
+  auto back = [](std::vector<double>& dst, const double* src, const char* what) {
+    if (!dst.empty())
+      gpurows::check_cuda(cudaMemcpy(dst.data(), src, dst.size() * sizeof(double), cudaMemcpyDeviceToHost), what);
+  };
+  back(g.dq, dq_.get(), "cudaMemcpy (reference dQ back)");
+  back(g.dk, dk_.get(), "cudaMemcpy (reference dK back)");
+  back(g.dv, dv_.get(), "cudaMemcpy (reference dV back)");
+  return g;
+}
+
+}  // namespace fa

@@ -11,9 +11,10 @@
 
 namespace fa::gpurows {
 
-// Fills out.dq, out.dk and out.dv, already sized for out.rows and out.cols;
-// seen[r] is how many keys query row r sees, for every row (ascending).
-void backward_f64(const AttnProblem&, const DeviceInputs&, const std::vector<int64_t>& seen, int64_t workspace_bytes,
-                  SampledGrads& out);
+// dQ on `rows`, dK and dV on `cols` (checked: sorted, unique, in range) in
+// device buffers; seen[r] is how many keys query row r sees, for every row
+// (ascending).
+DeviceGrads backward_f64(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows,
+                         std::vector<int64_t> cols, const std::vector<int64_t>& seen, int64_t workspace_bytes);
 
 }  // namespace fa::gpurows

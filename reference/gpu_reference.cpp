@@ -49,20 +49,21 @@ ReferenceOutputs reference_forward_gpu(const AttnProblem& p, const DeviceInputs&
   return reference_forward_gpu_on_device(p, in, std::move(rows), opt).to_host(p);
 }
 
-SampledGrads reference_backward_gpu(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows,
-                                    std::vector<int64_t> cols, const GpuReferenceOptions& opt) {
+DeviceGrads reference_backward_gpu_on_device(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows,
+                                             std::vector<int64_t> cols, const GpuReferenceOptions& opt) {
   check_request(p, in, opt, "reference_backward_gpu");
   if (!in.dout) throw UsageError("reference_backward_gpu: dO must be on the device");
-  SampledGrads g;
-  g.rows = ref::checked_indices(std::move(rows), p.seqlen_q, "reference_backward_gpu: row");
-  g.cols = ref::checked_indices(std::move(cols), p.seqlen_k, "reference_backward_gpu: column");
-  g.dq.assign(size_t(p.batch) * g.rows.size() * p.heads * p.head_dim, 0.0);
-  g.dk.assign(size_t(p.batch) * g.cols.size() * p.heads_kv * p.head_dim, 0.0);
-  g.dv.assign(g.dk.size(), 0.0);
+  rows = ref::checked_indices(std::move(rows), p.seqlen_q, "reference_backward_gpu: row");
+  cols = ref::checked_indices(std::move(cols), p.seqlen_k, "reference_backward_gpu: column");
   std::vector<int64_t> every_row(size_t(p.seqlen_q));
   std::iota(every_row.begin(), every_row.end(), int64_t(0));
-  gpurows::backward_f64(p, in, keys_seen_by(p, every_row, opt.fault), opt.workspace_bytes, g);
-  return g;
+  return gpurows::backward_f64(p, in, std::move(rows), std::move(cols), keys_seen_by(p, every_row, opt.fault),
+                               opt.workspace_bytes);
+}
+
+SampledGrads reference_backward_gpu(const AttnProblem& p, const DeviceInputs& in, std::vector<int64_t> rows,
+                                    std::vector<int64_t> cols, const GpuReferenceOptions& opt) {
+  return reference_backward_gpu_on_device(p, in, std::move(rows), std::move(cols), opt).to_host(p);
 }
 
 }  // namespace fa

@@ -81,10 +81,35 @@ DeviceReference reference_forward_gpu_on_device(const AttnProblem&, const Device
 ReferenceOutputs reference_forward_gpu(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
                                        const GpuReferenceOptions& = {});
 
+// The reference gradients left on the device, where the cuda back end compares
+// a backward kernel's dQ, dK, dV with them (check/device_compare.h), for the
+// reason DeviceReference stays there. Copies share the buffers.
+class DeviceGrads {
+ public:
+  const std::vector<int64_t>& rows() const { return rows_; }  // ascending, as SampledGrads::rows
+  const std::vector<int64_t>& cols() const { return cols_; }  // ascending, as SampledGrads::cols
+  const int64_t* rows_on_device() const { return rows_d_.get(); }
+  const int64_t* cols_on_device() const { return cols_d_.get(); }
+  const double* dq() const { return dq_.get(); }  // [batch, rows, heads, head_dim]
+  const double* dk() const { return dk_.get(); }  // [batch, cols, heads_kv, head_dim]
+  const double* dv() const { return dv_.get(); }  // like dk
+  // The same values in host memory (reference_backward_gpu's result).
+  SampledGrads to_host(const AttnProblem&) const;
+
+ private:
+  friend struct DeviceGradsAccess;  // gpu_grad.cu fills it
+  std::vector<int64_t> rows_, cols_;
+  std::shared_ptr<int64_t> rows_d_, cols_d_;
+  std::shared_ptr<double> dq_, dk_, dv_;
+};
+
 // dQ on `rows`, dK and dV on `cols` (each empty = every one; else sorted,
 // unique, in range), in reference_backward's layout; `in` must hold dO. Every
 // row's block is computed whatever `rows` and `cols` are (a column's gradient
 // sums over the rows that see it). Errors as reference_forward_gpu's.
+DeviceGrads reference_backward_gpu_on_device(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
+                                             std::vector<int64_t> cols = {}, const GpuReferenceOptions& = {});
+// The same, copied to the host.
 SampledGrads reference_backward_gpu(const AttnProblem&, const DeviceInputs&, std::vector<int64_t> rows = {},
                                     std::vector<int64_t> cols = {}, const GpuReferenceOptions& = {});
 

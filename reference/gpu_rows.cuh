@@ -88,6 +88,12 @@ class Gemm {
 __device__ inline float stored_to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ inline float stored_to_float(__half x) { return __half2float(x); }
 
+// x "stored in the dtype" (bf16 or fp16, round to nearest even), as the
+// tolerance rules' standards store their intermediates (check/dtype_round.h on the host).
+__device__ inline float round_stored(float x, bool bf16) {
+  return bf16 ? __bfloat162float(__float2bfloat16_rn(x)) : __half2float(__float2half_rn(x));
+}
+
 // dst[r][e] = src row rows[r] (rows null: row r) of head h of batch b of a
 // [batch, seqlen, heads, d] tensor, times factor (in T), for r < n.
 template <typename Stored, typename T>

@@ -435,20 +435,20 @@ TEST(RunnerOnDevices, DoneRowsAreSkippedAndAStopEndsEveryWorker) {
 namespace fa {
 namespace {
 
-// The cuda back end checks every row of a forward point unless max_check_rows was
-// set; a backward point, and the cpu back end, sample beyond max_check_rows.
+// The cuda back end checks every row and column of a point (forward or
+// backward) unless max_check_rows was set; the cpu back end samples beyond
+// max_check_rows.
 TEST(Runner, CheckLimitPerBackEnd) {
   SweepConfig c;
-  EXPECT_EQ(check_limit(c, Backend::cpu, false), 2048);
-  EXPECT_EQ(check_limit(c, Backend::cpu, true), 2048);
-  EXPECT_EQ(check_limit(c, Backend::cuda, false), INT64_MAX);
-  EXPECT_EQ(check_limit(c, Backend::cuda, true), 2048);
+  EXPECT_EQ(check_limit(c, Backend::cpu), 2048);
+  EXPECT_EQ(check_limit(c, Backend::cuda), INT64_MAX);
   c.max_check_rows = 512;
   c.origin["max_check_rows"] = "--max-check-rows";
-  EXPECT_EQ(check_limit(c, Backend::cuda, false), 512);
+  EXPECT_EQ(check_limit(c, Backend::cuda), 512);
+  EXPECT_EQ(check_limit(c, Backend::cpu), 512);
   c.exact_check = true;
-  EXPECT_EQ(check_limit(c, Backend::cpu, true), INT64_MAX);
-  EXPECT_EQ(check_limit(c, Backend::cuda, true), INT64_MAX);
+  EXPECT_EQ(check_limit(c, Backend::cpu), INT64_MAX);
+  EXPECT_EQ(check_limit(c, Backend::cuda), INT64_MAX);
 }
 
 // The wall time split covers each phase a row goes through, and the progress

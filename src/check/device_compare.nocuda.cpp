@@ -9,4 +9,16 @@ ErrorMetrics compare_outputs_gpu(const AttnProblem&, const DeviceOutputs&, const
   throw KernelError("comparing on the device needs a build with CUDA (FA_BENCH_CUDA=ON)");
 }
 
+GradComparison compare_grads_gpu(const AttnProblem&, const DeviceGradOutputs&, const DeviceGrads&) {
+  throw KernelError("comparing on the device needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
+
+DeviceSnapshot::DeviceSnapshot(const void*, size_t) {
+  throw KernelError("a device snapshot needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
+
+bool DeviceSnapshot::same_bits(const void*) const {
+  throw KernelError("a device snapshot needs a build with CUDA (FA_BENCH_CUDA=ON)");
+}
+
 }  // namespace fa

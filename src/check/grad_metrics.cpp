@@ -71,21 +71,33 @@ double grad_floor_factor(DType d) {
 void set_grad_tolerances(GradErrors& g, const AttnProblem& p, const HostInputs& in, const SampledGrads& ref,
                          int threads, const StandardStats* stats) {
   const SampledGrads std_grads = standard_backward_in_precision(p, in, ref.rows, ref.cols, threads, stats);
-  const double factor = grad_floor_factor(p.dtype);
   const int64_t nr = int64_t(ref.rows.size()), nc = int64_t(ref.cols.size());
   const Compared s[3] = {
       compare_tensor(std_grads.dq, nr, false, ref.dq, ref.rows, p.batch, p.heads, p.head_dim),
       compare_tensor(std_grads.dk, nc, false, ref.dk, ref.cols, p.batch, p.heads_kv, p.head_dim),
       compare_tensor(std_grads.dv, nc, false, ref.dv, ref.cols, p.batch, p.heads_kv, p.head_dim)};
+  GradComparison standard;
+  standard.errors.dq = s[0].errors;
+  standard.errors.dk = s[1].errors;
+  standard.errors.dv = s[2].errors;
+  standard.dq_ref_max_abs = s[0].ref_max_abs;
+  standard.dk_ref_max_abs = s[1].ref_max_abs;
+  standard.dv_ref_max_abs = s[2].ref_max_abs;
+  set_grad_tolerances(g, p.dtype, standard);
+}
+
+void set_grad_tolerances(GradErrors& g, DType dtype, const GradComparison& standard) {
+  const double factor = grad_floor_factor(dtype);
+  const TensorErrors* e[3] = {&standard.errors.dq, &standard.errors.dk, &standard.errors.dv};
+  const double ref_max[3] = {standard.dq_ref_max_abs, standard.dk_ref_max_abs, standard.dv_ref_max_abs};
   // A tensor whose exact gradient is 0 (one key per row: P = 1, dS = 0) has no scale
   // of its own; a kernel that forms dP - D in float32 in another order than the
   // standard leaves ~1e-6 there. The absolute part scales with the largest gradient
   // of the three at float32's drift over 16384 terms (the fp32 factor).
-  const double scale = std::max({s[0].ref_max_abs, s[1].ref_max_abs, s[2].ref_max_abs});
+  const double scale = std::max({ref_max[0], ref_max[1], ref_max[2]});
   const double absolute = grad_floor_factor(DType::f32) * scale;
   TensorErrors* t[3] = {&g.dq, &g.dk, &g.dv};
-  for (int i = 0; i < 3; ++i)
-    t[i]->tolerance = 2.0 * s[i].errors.max_abs + factor * s[i].ref_max_abs + absolute;
+  for (int i = 0; i < 3; ++i) t[i]->tolerance = 2.0 * e[i]->max_abs + factor * ref_max[i] + absolute;
 }
 
 }  // namespace fa

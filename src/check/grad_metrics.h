@@ -16,6 +16,14 @@ namespace fa {
 // Leaves the tolerances 0: set_grad_tolerances sets them.
 GradErrors compare_grads(const AttnProblem&, const HostGrads&, const SampledGrads& ref);
 
+// A comparison's figures and what the tolerance rule scales its floors by: the
+// largest |reference value| among the compared elements of each tensor (NaN when
+// one is NaN). compare_grads_gpu (check/device_compare.h) gives it on the device.
+struct GradComparison {
+  GradErrors errors;
+  double dq_ref_max_abs = 0, dk_ref_max_abs = 0, dv_ref_max_abs = 0;
+};
+
 // The FlashAttention tests' rule per tensor X in dQ, dK, dV:
 //   tolerance_X = 2 * E_X + grad_floor_factor(dtype) * max|ref_X|
 //                 + grad_floor_factor(fp32) * max(max|ref_dQ|, max|ref_dK|, max|ref_dV|),
@@ -25,6 +33,9 @@ GradErrors compare_grads(const AttnProblem&, const HostGrads&, const SampledGrad
 // not depend on which forward produced the O a kernel is given, and takes none.)
 void set_grad_tolerances(GradErrors&, const AttnProblem&, const HostInputs&, const SampledGrads& ref, int threads = 0,
                          const StandardStats* stats = nullptr);
+// The same rule from the standard's comparison with the reference, measured
+// elsewhere (on the device: standard_grad_errors_gpu, check/standard_bwd_gpu.h).
+void set_grad_tolerances(GradErrors&, DType, const GradComparison& standard);
 // One ulp of the dtype at the largest checked value (2^-7 bf16, 2^-10 fp16);
 // fp32: 2^-17, float32 rounding's random walk over 16384 terms (sqrt(n) * 2^-24).
 double grad_floor_factor(DType);

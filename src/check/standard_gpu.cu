@@ -18,10 +18,6 @@ using namespace gpurows;
 constexpr int kThreads = 256;
 constexpr int64_t kWorkspaceBytes = int64_t(256) << 20;  // S of one block of rows
 
-__device__ inline float round_stored(float x, bool bf16) {
-  return bf16 ? __bfloat162float(__float2bfloat16_rn(x)) : __half2float(__float2half_rn(x));
-}
-
 // One block per row of S ([rows, ld] row-major): the row's first seen[r]
 // entries become P, the rest 0; lse[r] = m + log l (-inf when it sees none).
 // Each thread reads back only the entries it wrote, so no barrier is needed

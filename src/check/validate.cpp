@@ -8,6 +8,7 @@
 #include "check/grad_metrics.h"
 #include "check/metrics.h"
 #include "check/sampling.h"
+#include "check/standard_bwd_gpu.h"
 #include "check/standard_gpu.h"
 
 namespace fa {
@@ -67,16 +68,51 @@ Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Execut
   return val;
 }
 
+// What the forward partner left in O and LSE, to tell whether the backward
+// changed them: fetched to the host, or (on_device) copied on the device.
+class PartnerOutputs {
+ public:
+  PartnerOutputs(const AttnProblem& p, bool on_device) : p_(p), on_device_(on_device) {}
+  // validate_forward's `outputs`: empty on the device, where nothing is fetched.
+  std::function<void(const HostOutputs&)> catcher() {
+    if (on_device_) return {};
+    return [this](const HostOutputs& o) { host_ = o; };
+  }
+  // After the partner ran: the device copies.
+  void keep(const Executor& ex) {
+    if (!on_device_) return;
+    const AttnParams a = ex.params();
+    const size_t o_elems = size_t(p_.batch) * p_.seqlen_q * p_.heads * p_.head_dim;
+    o_.emplace(a.o, o_elems * size_t(dtype_bytes(p_.dtype)));
+    lse_.emplace(a.lse, size_t(p_.batch) * p_.heads * p_.seqlen_q * sizeof(float));
+  }
+  bool unchanged(Executor& ex) const {
+    if (on_device_) {
+      const AttnParams a = ex.params();
+      return o_->same_bits(a.o) && lse_->same_bits(a.lse);
+    }
+    const HostOutputs after = ex.fetch_outputs();
+    return same_bits(after.o, host_.o) && same_bits(after.lse, host_.lse);
+  }
+
+ private:
+  const AttnProblem& p_;
+  bool on_device_;
+  HostOutputs host_;
+  std::optional<DeviceSnapshot> o_, lse_;
+};
+
 // The partner as a forward, then the backward on the O and LSE it left.
 Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
                              uint64_t seed, const BackwardCheck& bwd) {
-  if (!bwd.partner || !bwd.inputs || !bwd.tolerances || !check.grads)
+  const bool on_device = check.device_grads.has_value();
+  if (!bwd.partner || !bwd.tolerances || (on_device ? !bwd.device || !check.device_ref : !bwd.inputs || !check.grads))
     throw std::logic_error("validate_variant: a backward needs its partner, the inputs, the point's gradient "
-                           "tolerances and reference gradients");
+                           "tolerances and reference gradients (on the device: the device inputs and references)");
   const KernelVariant& f = *bwd.partner;
   ex.reserve_workspace(workspace_of(f, p));
-  HostOutputs given;
-  const Validation fwd = validate_forward(f, p, ex, check, seed, [&](const HostOutputs& o) { given = o; });
+  PartnerOutputs given(p, on_device);
+  const Validation fwd = validate_forward(f, p, ex, check, seed, given.catcher());
   Validation val;
   val.errors = fwd.errors;
   val.partner_counted = fwd.counted;
@@ -86,16 +122,23 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
     return val;
   }
 
+  given.keep(ex);
   ex.reserve_workspace(workspace_of(v, p));
   ex.poison_grads();
   run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
-  GradErrors g = compare_grads(p, ex.fetch_grads(), *check.grads);
-  bwd.tolerances->set(g, p, *bwd.inputs, *check.grads, bwd.threads);
+  GradErrors g;
+  if (on_device) {
+    const AttnParams a = ex.params();
+    g = compare_grads_gpu(p, DeviceGradOutputs{a.dq, a.dk, a.dv, p.dtype}, *check.device_grads).errors;
+    bwd.tolerances->set(g, p, *bwd.device, *check.device_grads);
+  } else {
+    g = compare_grads(p, ex.fetch_grads(), *check.grads);
+    bwd.tolerances->set(g, p, *bwd.inputs, *check.grads, bwd.threads);
+  }
   val.grad_errors = g;
   val.errors.sampled = g.sampled;
-  const HostOutputs after = ex.fetch_outputs();
-  if (!same_bits(after.o, given.o) || !same_bits(after.lse, given.lse)) {
+  if (!given.unchanged(ex)) {
     val.why = fmt::format("it changed O or LSE, its inputs (seed {})", seed);
     return val;
   }
@@ -111,37 +154,49 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
   std::vector<int64_t> rows;  // empty: every row
   if (p.seqlen_q > max_check_rows)
     rows = sample_rows(p, max_check_rows, block_m > 0 ? block_m : kDefaultSampleBlock, seed);
+  std::vector<int64_t> cols;  // empty: every column
+  if (grad_block_n && p.seqlen_k > max_check_rows)
+    cols = sample_cols(p, max_check_rows, *grad_block_n > 0 ? *grad_block_n : kDefaultSampleBlock, seed);
   PointCheck c;
-  if (grad_block_n) {
-    std::vector<int64_t> cols;  // empty: every column
-    if (p.seqlen_k > max_check_rows)
-      cols = sample_cols(p, max_check_rows, *grad_block_n > 0 ? *grad_block_n : kDefaultSampleBlock, seed);
-    if (device) {
+  if (device) {  // everything stays on the device
+    if (grad_block_n) {
       if (!device->dout) throw std::logic_error("check_point: a point with gradients needs dO on the device");
-      c.grads = reference_backward_gpu(p, *device, std::move(rows), std::move(cols));
-      c.ref = reference_forward_gpu(p, *device, c.grads->rows);
-    } else {
-      c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+      c.device_grads = reference_backward_gpu_on_device(p, *device, std::move(rows), std::move(cols));
+      rows = c.device_grads->rows();
     }
-  } else if (device) {
     c.device_ref = reference_forward_gpu_on_device(p, *device, std::move(rows));
     c.ref.rows = c.device_ref->rows();
     c.tolerances = tolerances_for(p, standard_errors_gpu(p, *device, *c.device_ref));
     return c;
-  } else {
-    c.ref = reference_forward(p, inputs, rows, threads);
   }
-  c.tolerances = device ? tolerances_for(p, standard_forward_gpu(p, *device, c.ref.rows), c.ref)
-                        : tolerances_for(p, inputs, c.ref);
+  if (grad_block_n)
+    c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
+  else
+    c.ref = reference_forward(p, inputs, rows, threads);
+  c.tolerances = tolerances_for(p, inputs, c.ref);
   return c;
 }
 
 void GradTolerances::set(GradErrors& g, const AttnProblem& p, const HostInputs& in, const SampledGrads& ref,
                          int threads) {
-  if (!computed_) {
-    computed_.emplace();
-    set_grad_tolerances(*computed_, p, in, ref, threads);
+  if (!computed_) {  // set only once computed: a throw leaves it to the next row
+    GradErrors t;
+    set_grad_tolerances(t, p, in, ref, threads);
+    computed_ = t;
   }
+  copy_to(g);
+}
+
+void GradTolerances::set(GradErrors& g, const AttnProblem& p, const DeviceInputs& in, const DeviceGrads& ref) {
+  if (!computed_) {
+    GradErrors t;
+    set_grad_tolerances(t, p.dtype, standard_grad_errors_gpu(p, in, ref));
+    computed_ = t;
+  }
+  copy_to(g);
+}
+
+void GradTolerances::copy_to(GradErrors& g) const {
   g.dq.tolerance = computed_->dq.tolerance;
   g.dk.tolerance = computed_->dk.tolerance;
   g.dv.tolerance = computed_->dv.tolerance;

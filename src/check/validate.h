@@ -29,12 +29,15 @@ namespace fa {
 struct PointCheck {
   // O and LSE on the checked rows; rows only when device_ref holds them.
   ReferenceOutputs ref;
-  // A forward point on the cuda back end: the reference stays on the device
-  // and kernels' outputs are compared there (check/device_compare.h).
+  // The cuda back end: the reference stays on the device and kernels' outputs
+  // are compared there (check/device_compare.h).
   std::optional<DeviceReference> device_ref;
   Tolerances tolerances;
-  // A point with a backward row: dQ on ref.rows, dK and dV on the checked columns.
+  // A point with a backward row: dQ on ref.rows, dK and dV on the checked
+  // columns, on the host (grads) or, on the cuda back end, on the device
+  // (device_grads, compared there); one of the two.
   std::optional<SampledGrads> grads;
+  std::optional<DeviceGrads> device_grads;
 };
 
 // The reference on every query row up to max_check_rows of seqlen_q, beyond that on
@@ -46,11 +49,10 @@ struct PointCheck {
 //
 // With `device` (the cuda back end: the tensors the kernels read, dO too for
 // gradients), the references are the GPU ones (reference/gpu_reference.h) and
-// the forward tolerance rule's standard runs on the GPU too (check/standard_gpu.h),
-// so every row costs little; without gradients the reference and the standard's
-// figures never leave the device (device_ref), and `inputs` may be empty. The
-// gradient tolerance rule's standard stays on the host (GradTolerances), on the
-// checked rows and columns.
+// stay on the device (device_ref, device_grads), the forward tolerance rule's
+// standard runs there too (check/standard_gpu.h) and so does the gradient
+// rule's (check/standard_bwd_gpu.h, through GradTolerances): every row and
+// column costs little, nothing of it leaves the device, and `inputs` may be empty.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
                        uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
                        const DeviceInputs* device = nullptr);
@@ -60,18 +62,23 @@ PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_
 // so they do not depend on which forward partner produced O (docs/MEASUREMENT.md).
 class GradTolerances {
  public:
+  // The standard on the host, on the reference's rows and columns.
   void set(GradErrors&, const AttnProblem&, const HostInputs&, const SampledGrads& ref, int threads);
+  // The standard on the device (the cuda back end), compared there.
+  void set(GradErrors&, const AttnProblem&, const DeviceInputs&, const DeviceGrads& ref);
 
  private:
+  void copy_to(GradErrors&) const;
   std::optional<GradErrors> computed_;
 };
 
 // What judging a backward variant needs beyond what a forward's does.
 struct BackwardCheck {
   const KernelVariant* partner = nullptr;  // the forward that gives it O and LSE
-  const HostInputs* inputs = nullptr;      // the point's inputs, dO included
+  const HostInputs* inputs = nullptr;      // the point's inputs, dO included (with PointCheck::grads)
   GradTolerances* tolerances = nullptr;    // the point's
   int threads = 0;
+  const DeviceInputs* device = nullptr;    // the tensors on the device (with PointCheck::device_grads)
 };
 
 struct Validation {
@@ -91,7 +98,8 @@ struct Validation {
 // A forward's workspace is already reserved. A backward (`bwd` required) runs
 // its partner on poisoned O and LSE (reserving each one's workspace), fails as
 // "forward partner X failed" if that fails the forward rule, then runs on
-// poisoned dQ, dK, dV; it fails if it changed O or LSE (its inputs) or
+// poisoned dQ, dK, dV; it fails if it changed O or LSE (its inputs: compared
+// bit for bit with what the partner left, on the device with device_grads) or
 // breaks the gradient rule. Throws what a run throws (KernelError, OutOfMemory).
 Validation validate_variant(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
                             uint64_t seed, const std::function<void(const HostOutputs&)>& outputs = {},

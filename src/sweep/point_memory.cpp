@@ -39,6 +39,9 @@ PointMemory point_memory(const AttnProblem& p, int64_t rows_checked, std::option
   const double cols = double(std::min<int64_t>(*cols_checked, p.seqlen_k));
   const double grads = b * rows * h * d + 2 * b * cols * hk * d;  // dQ on the rows, dK and dV on the columns
   m.inputs += 4 * q;                                               // dO, generated for the point
+  // cuda: the reference gradients, the standard backward and the comparisons
+  // stay on the device (check/validate.h); nothing of them comes to the host.
+  if (backend == Backend::cuda) return m;
   m.reference += 8 * cols + 8 * grads                              // the column list, the gradients
                  + 8 * (2 * nq * d + 2 * nq)                       // one query head's Q, dO, LSE, D in double
                  + workers * 8 * (kChunk * (2 * nk + 3 * d)        // rows pass: P^T, dS^T, dO and dQ chunks

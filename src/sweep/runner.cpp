@@ -55,6 +55,7 @@ Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
 // row runs a backward), the reference and tolerances, computed once.
 struct PointData {
   HostInputs inputs;
+  std::optional<DeviceInputs> device;  // the cuda back end: the tensors the kernels read
   PointCheck check;
   GradTolerances grad_tolerances;
   double host_bytes = 0;   // point_memory(...).total()
@@ -98,15 +99,16 @@ CheckBlocks check_blocks(const PlannedPoint& pp) {
 }
 
 // The inputs on the back end, and on the host where something there reads them:
-// on cuda a forward point's are made on the device (check/inputs_gpu.h) and
-// d.inputs stays empty; the user's tensors and a backward point's (whose
-// gradient tolerance rule runs on the host) are made on the host and copied.
+// on cuda they are made on the device (check/inputs_gpu.h), dO too for a
+// backward point, and d.inputs stays empty (the references and both tolerance
+// rules' standards read the device tensors); the user's tensors are read on
+// the host and copied.
 void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
   const bool backward = check_blocks(pp).grad_block_n.has_value();
-  if (ex.backend() == Backend::cuda && !c.user_inputs && !backward && inputs_gpu_built()) {
-    const Executor::InputBuffers b = ex.allocate(p, false);
-    generate_inputs_gpu(p, c.distribution, seed, InputTargets{b.q, b.k, b.v, nullptr});
+  if (ex.backend() == Backend::cuda && !c.user_inputs && inputs_gpu_built()) {
+    const Executor::InputBuffers b = ex.allocate(p, backward);
+    generate_inputs_gpu(p, c.distribution, seed, InputTargets{b.q, b.k, b.v, backward ? b.dout : nullptr});
     return;
   }
   if (c.user_inputs) {
@@ -125,13 +127,12 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
 // the kernels read, dO included for a backward (check/validate.h).
 void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const CheckBlocks b = check_blocks(pp);
-  std::optional<DeviceInputs> device;
   if (ex.backend() == Backend::cuda) {
     const AttnParams a = ex.params();
-    device = DeviceInputs{a.q, a.k, a.v, a.dout};
+    d.device = DeviceInputs{a.q, a.k, a.v, a.dout};
   }
-  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), b.grad_block_n.has_value()), b.block_m,
-                        seed, c.threads, b.grad_block_n, device ? &*device : nullptr);
+  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend()), b.block_m, seed, c.threads,
+                        b.grad_block_n, d.device ? &*d.device : nullptr);
 }
 
 int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
@@ -187,7 +188,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
       };
     // A backward's check reserves the workspace itself: its partner's, then its own.
     if (k.pass == Pass::fwd) ex.reserve_workspace(workspace_of(v, p));
-    const BackwardCheck bwd{k.partner, &d.inputs, &d.grad_tolerances, c.threads};
+    const BackwardCheck bwd{k.partner, &d.inputs, &d.grad_tolerances, c.threads, d.device ? &*d.device : nullptr};
     Validation val;
     {
       Stopwatch w(wall.validation);
@@ -326,7 +327,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   std::string point_oom, point_error;
   bool point_sticky = false;
   PointData data;
-  const int64_t limit = check_limit(c, ex.backend(), has_backward(pp));
+  const int64_t limit = check_limit(c, ex.backend());
   const PointMemory need =
       point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
                    ex.backend(), c.user_inputs != nullptr);
@@ -427,9 +428,9 @@ SweepEnd stop_end(StopReason r) { return r == StopReason::timeout ? SweepEnd::ti
 
 }  // namespace
 
-int64_t check_limit(const SweepConfig& c, Backend backend, bool has_backward) {
+int64_t check_limit(const SweepConfig& c, Backend backend) {
   if (c.exact_check) return INT64_MAX;
-  if (backend == Backend::cuda && !has_backward && !c.origin.count("max_check_rows")) return INT64_MAX;
+  if (backend == Backend::cuda && !c.origin.count("max_check_rows")) return INT64_MAX;
   return c.max_check_rows;
 }
 

@@ -56,10 +56,10 @@ struct SweepOutcome {
 
 // How many query rows (and a backward's key columns) a point's check compares
 // before it samples: every one with exact_check; on the cuda back end every one
-// for a point without a backward row unless max_check_rows was set (the GPU
-// reference makes them cheap; the gradients' reference is the host's);
-// max_check_rows otherwise.
-int64_t check_limit(const SweepConfig&, Backend, bool has_backward);
+// unless max_check_rows was set (the GPU references, the tolerance rules'
+// standards and the comparisons all run on the device, so every row and
+// column costs little); max_check_rows otherwise.
+int64_t check_limit(const SweepConfig&, Backend);
 
 // `done` holds Result::key()s of rows to skip (from --resume).
 // `matmul_ceiling_tflops` 0 leaves matmul_fraction at 0.

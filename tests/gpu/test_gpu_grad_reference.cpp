@@ -120,11 +120,14 @@ ErrorAccumulator gap(const std::vector<double>& g, const std::vector<double>& e)
 }
 
 // A backward kernel's figures over every row and column: the GPU path
-// (check_point with the device inputs) against the host path (the Eigen
-// reference), the verdicts exactly, for the standard backward. A figure moves by at most what the two
-// references are apart (triangle inequality; twice that, for the figure's own
-// denominator moving too), and they are apart by float64 rounding only: the
-// gap must lie within gradient_agreement.
+// (check_point with the device inputs: references, standard and comparison on
+// the device) against the host path (the Eigen reference, the host standard),
+// the verdicts exactly, for the standard backward. A figure moves by at most
+// what the two references are apart (triangle inequality; twice that, for the
+// figure's own denominator moving too), and they are apart by float64 rounding
+// only: the gap must lie within gradient_agreement. The tolerances come from
+// two standards that sum in other orders (cuBLAS, Eigen): within a factor 1.5,
+// as the forward's.
 TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
   SKIP_WITHOUT_CUDA(ex);
   int points = 0;
@@ -135,10 +138,12 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
     const DeviceInputs dev = on_device(*ex);
     const PointCheck gpu = check_point(p, in, INT64_MAX, 0, 29, 0, 0, &dev);
     const PointCheck host = check_point(p, in, INT64_MAX, 0, 29, 0, 0);
-    ASSERT_TRUE(gpu.grads && host.grads) << p.describe();
+    ASSERT_TRUE(gpu.device_grads && gpu.device_ref && host.grads) << p.describe();
+    EXPECT_FALSE(gpu.grads.has_value()) << p.describe();
+    const SampledGrads gpu_grads = gpu.device_grads->to_host(p);
     const double agreement = gradient_agreement(p, in);
-    const ErrorAccumulator gaps[] = {gap(gpu.grads->dq, host.grads->dq), gap(gpu.grads->dk, host.grads->dk),
-                                     gap(gpu.grads->dv, host.grads->dv)};
+    const ErrorAccumulator gaps[] = {gap(gpu_grads.dq, host.grads->dq), gap(gpu_grads.dk, host.grads->dk),
+                                     gap(gpu_grads.dv, host.grads->dv)};
     for (const ErrorAccumulator& g : gaps) EXPECT_LE(g.max_rel, agreement) << p.describe();
     for (const KernelVariant& v : Registry::instance().all()) {
       // The standard backward (cuBLAS GEMMs, no atomics) gives the same bits on
@@ -149,12 +154,14 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
       const KernelVariant* partner = Registry::instance().find(v.fwd_partner);
       if (!partner || !partner->supports(p).ok) continue;
       GradTolerances tol_gpu, tol_host;
-      const BackwardCheck bg{partner, &in, &tol_gpu, 0}, bh{partner, &in, &tol_host, 0};
+      const BackwardCheck bg{partner, nullptr, &tol_gpu, 0, &dev}, bh{partner, &in, &tol_host, 0};
       const Validation a = validate_variant(v, p, *ex, gpu, 29, {}, &bg);
       const Validation b = validate_variant(v, p, *ex, host, 29, {}, &bh);
       const std::string at = v.name + " on " + p.describe();
       ASSERT_TRUE(a.grad_errors && b.grad_errors) << at << ": " << a.why << " / " << b.why;
       EXPECT_FALSE(a.grad_errors->sampled) << at;
+      EXPECT_EQ(a.grad_errors->rows_checked, p.seqlen_q) << at;
+      EXPECT_EQ(a.grad_errors->cols_checked, p.seqlen_k) << at;
       for (auto [x, y, g, name] : {std::tuple{a.grad_errors->dq, b.grad_errors->dq, gaps[0], "dQ"},
                                    {a.grad_errors->dk, b.grad_errors->dk, gaps[1], "dK"},
                                    {a.grad_errors->dv, b.grad_errors->dv, gaps[2], "dV"}}) {
@@ -162,7 +169,8 @@ TEST(GpuGradReference, BackwardFiguresMatchTheHostReference) {
         EXPECT_NEAR(x.max_abs, y.max_abs, g.max_abs + 1e-15) << at << ": " << name << " max_abs";
         EXPECT_NEAR(x.max_rel, y.max_rel, 2 * g.max_rel * (1 + y.max_rel) + 1e-15) << at << ": " << name << " max_rel";
         EXPECT_NEAR(x.rel_l2, y.rel_l2, 2 * g.rel_l2() * (1 + y.rel_l2) + 1e-15) << at << ": " << name << " rel_l2";
-        EXPECT_NEAR(x.tolerance, y.tolerance, 1e-9 * std::abs(y.tolerance)) << at << ": " << name << " tolerance";
+        EXPECT_LE(x.tolerance, 1.5 * y.tolerance) << at << ": " << name << " tolerance";
+        EXPECT_GE(x.tolerance, y.tolerance / 1.5) << at << ": " << name << " tolerance";
       }
       EXPECT_EQ(a.passed, b.passed) << at << ": " << a.why << " / " << b.why;
       compared = true;

@@ -39,8 +39,8 @@ struct CheckRow {
 struct CheckSettings {
   uint64_t seed = 0;
   int64_t max_check_rows = 2048;  // full comparison up to this seqlen_q, sampled rows beyond
-  // --max-check-rows given: the cuda back end then samples forward cases too
-  // (by default it checks their every row, sweep/runner.h check_limit).
+  // --max-check-rows given: the cuda back end then samples too (by default it
+  // checks every row and column, sweep/runner.h check_limit).
   bool max_check_rows_set = false;
   bool exact_check = false;       // every row, whatever max_check_rows says
   int threads = 0;
