@@ -35,6 +35,9 @@ struct PointCheck {
   Tolerances tolerances;
   // A point with a backward row: dQ on ref.rows, dK and dV on the checked columns.
   std::optional<SampledGrads> grads;
+  // e4m3: the reference on the unquantized inputs, on ref.rows (the second
+  // error figure, Validation::errors_vs_unquantized).
+  std::optional<ReferenceOutputs> unquantized_ref;
 };
 
 // The reference on every query row up to max_check_rows of seqlen_q, beyond that on
@@ -51,9 +54,13 @@ struct PointCheck {
 // figures never leave the device (device_ref), and `inputs` may be empty. The
 // gradient tolerance rule's standard stays on the host (GradTolerances), on the
 // checked rows and columns.
+//
+// An e4m3 point is checked on the host (`device` must be null): `inputs` hold
+// the dequantized values the kernels see, and `unquantized` (required) the
+// values before quantization, whose reference on the same rows is kept too.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
                        uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
-                       const DeviceInputs* device = nullptr);
+                       const DeviceInputs* device = nullptr, const HostInputs* unquantized = nullptr);
 
 // A point's gradient tolerances, computed once and shared by every backward row of
 // the point: the standard they derive from forms D from its own stored P and dP,
@@ -76,6 +83,7 @@ struct BackwardCheck {
 
 struct Validation {
   ErrorMetrics errors;  // O and LSE; for a backward, its forward partner's
+  std::optional<ErrorMetrics> errors_vs_unquantized;  // e4m3: against PointCheck::unquantized_ref
   std::optional<GradErrors> grad_errors;  // a backward's dQ, dK, dV (when its partner passed)
   bool passed = false;
   std::string why;              // when !passed: the errors against the tolerances, and the seed

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "check/fp8_inputs.h"
 #include "check/inputs.h"
 #include "check/inputs_gpu.h"
 #include "check/user_inputs.h"
@@ -55,6 +56,7 @@ Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
 // row runs a backward), the reference and tolerances, computed once.
 struct PointData {
   HostInputs inputs;
+  HostInputs unquantized;  // e4m3: Q, K, V before quantization
   PointCheck check;
   GradTolerances grad_tolerances;
   double host_bytes = 0;   // point_memory(...).total()
@@ -99,12 +101,13 @@ CheckBlocks check_blocks(const PlannedPoint& pp) {
 
 // The inputs on the back end, and on the host where something there reads them:
 // on cuda a forward point's are made on the device (check/inputs_gpu.h) and
-// d.inputs stays empty; the user's tensors and a backward point's (whose
-// gradient tolerance rule runs on the host) are made on the host and copied.
+// d.inputs stays empty; the user's tensors, a backward point's (whose gradient
+// tolerance rule runs on the host) and an e4m3 point's (quantized on the host,
+// check/fp8_inputs.h) are made on the host and copied.
 void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
   const bool backward = check_blocks(pp).grad_block_n.has_value();
-  if (ex.backend() == Backend::cuda && !c.user_inputs && !backward && inputs_gpu_built()) {
+  if (ex.backend() == Backend::cuda && !c.user_inputs && !host_reference(p, backward) && inputs_gpu_built()) {
     const Executor::InputBuffers b = ex.allocate(p, false);
     generate_inputs_gpu(p, c.distribution, seed, InputTargets{b.q, b.k, b.v, nullptr});
     return;
@@ -118,6 +121,8 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
   if (backward) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  // e4m3: the float values quantized; the kernels read the codes, the reference the dequantized values.
+  if (p.dtype == DType::e4m3) d.unquantized = quantize_inputs(p, d.inputs, Fp8Settings{c.fp8_scaling, c.fp8_hadamard}, seed);
   ex.prepare(p, d.inputs);
 }
 
@@ -126,12 +131,15 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
 void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const CheckBlocks b = check_blocks(pp);
   std::optional<DeviceInputs> device;
-  if (ex.backend() == Backend::cuda) {
+  const bool fp8 = pp.problem.dtype == DType::e4m3;  // the host reference on the dequantized inputs
+  if (ex.backend() == Backend::cuda && !fp8) {
     const AttnParams a = ex.params();
     device = DeviceInputs{a.q, a.k, a.v, a.dout};
   }
-  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), b.grad_block_n.has_value()), b.block_m,
-                        seed, c.threads, b.grad_block_n, device ? &*device : nullptr);
+  d.check = check_point(pp.problem, d.inputs,
+                        check_limit(c, ex.backend(), host_reference(pp.problem, b.grad_block_n.has_value())),
+                        b.block_m, seed, c.threads, b.grad_block_n, device ? &*device : nullptr,
+                        fp8 ? &d.unquantized : nullptr);
 }
 
 int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
@@ -196,6 +204,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     row.peak_extra_bytes = k.pass == Pass::fwd_bwd ? std::max(val.peak_extra_bytes, val.partner_peak_extra_bytes)
                                                     : val.peak_extra_bytes;
     row.errors = val.errors;
+    row.errors_vs_unquantized = val.errors_vs_unquantized;
     row.tolerances = d.check.tolerances;
     row.grad_errors = val.grad_errors;
     if (!val.passed) {
@@ -326,7 +335,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   std::string point_oom, point_error;
   bool point_sticky = false;
   PointData data;
-  const int64_t limit = check_limit(c, ex.backend(), has_backward(pp));
+  const int64_t limit = check_limit(c, ex.backend(), host_reference(pp.problem, has_backward(pp)));
   const PointMemory need =
       point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
                    ex.backend(), c.user_inputs != nullptr);
@@ -427,11 +436,14 @@ SweepEnd stop_end(StopReason r) { return r == StopReason::timeout ? SweepEnd::ti
 
 }  // namespace
 
-int64_t check_limit(const SweepConfig& c, Backend backend, bool has_backward) {
+int64_t check_limit(const SweepConfig& c, Backend backend, bool host_ref) {
   if (c.exact_check) return INT64_MAX;
-  if (backend == Backend::cuda && !has_backward && !c.origin.count("max_check_rows")) return INT64_MAX;
+  if (backend == Backend::cuda && !host_ref && !c.origin.count("max_check_rows")) return INT64_MAX;
   return c.max_check_rows;
 }
+
+// The GPU reference and standard hold 16-bit inputs; e4m3's are checked on the host.
+bool host_reference(const AttnProblem& p, bool has_backward) { return has_backward || p.dtype == DType::e4m3; }
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
                        double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {

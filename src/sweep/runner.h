@@ -56,10 +56,12 @@ struct SweepOutcome {
 
 // How many query rows (and a backward's key columns) a point's check compares
 // before it samples: every one with exact_check; on the cuda back end every one
-// for a point without a backward row unless max_check_rows was set (the GPU
-// reference makes them cheap; the gradients' reference is the host's);
-// max_check_rows otherwise.
-int64_t check_limit(const SweepConfig&, Backend, bool has_backward);
+// for a point whose reference runs on the GPU unless max_check_rows was set (the
+// GPU reference makes them cheap); max_check_rows otherwise. host_reference: the
+// point's reference is the host's (a backward row's gradients; an e4m3 point).
+int64_t check_limit(const SweepConfig&, Backend, bool host_reference);
+// Whether the point's reference runs on the host whatever the back end.
+bool host_reference(const AttnProblem&, bool has_backward);
 
 // `done` holds Result::key()s of rows to skip (from --resume).
 // `matmul_ceiling_tflops` 0 leaves matmul_fraction at 0.
