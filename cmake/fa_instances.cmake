@@ -3,7 +3,7 @@
 # are not working on.
 #
 # fa_add_instances(<out_var> <family> <header> <template> <config>...)
-#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16 or fp16, with
+#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16, fp16 or e4m3, with
 #   a trailing "*" on the one tile `--block auto` runs for its dtype and head_dim.
 #   Each family's list is its tile table: the instances compiled here, the GPU
 #   entry table the registry reads (fa_write_gpu_entries) and, through the
@@ -39,7 +39,7 @@ function(fa_add_bwd_instances out_var family header template)
   set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
 endfunction()
 
-# The C++ type and the ElemType name of dtype `dt` (bf16, fp16).
+# The C++ type and the ElemType name of dtype `dt` (bf16, fp16, e4m3).
 function(_fa_dtype dt ctype_var etype_var context)
   if(dt STREQUAL "bf16")
     set(${ctype_var} "__nv_bfloat16" PARENT_SCOPE)
@@ -47,6 +47,9 @@ function(_fa_dtype dt ctype_var etype_var context)
   elseif(dt STREQUAL "fp16")
     set(${ctype_var} "__half" PARENT_SCOPE)
     set(${etype_var} "f16" PARENT_SCOPE)
+  elseif(dt STREQUAL "e4m3")  # one-byte codes; the template reads the descales from AttnParams
+    set(${ctype_var} "uint8_t" PARENT_SCOPE)
+    set(${etype_var} "e4m3" PARENT_SCOPE)
   else()
     message(FATAL_ERROR "${context}: unknown dtype '${dt}'")
   endif()
