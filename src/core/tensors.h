@@ -1,6 +1,6 @@
 // Host-side tensors: inputs as generated (float32 values already rounded to the
-// problem's dtype, or for e4m3 quantized and dequantized, so every back end and the reference see the same numbers)
-// and outputs as fetched back (float32).
+// problem's dtype, or for e4m3 quantized and dequantized, so every back end and
+// the reference see the same numbers) and outputs as fetched back (float32).
 #pragma once
 #include <cstdint>
 #include <vector>
