@@ -7,12 +7,27 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <cuda_bf16.h>
+
 #include "common/attn_params.h"
+#include "fa3/fa3_fp8_fault.h"
 #include "fa3/fa3_fp8_fwd.cuh"
 
 namespace fa {
 
-template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
+namespace fa3 {
+// The planted v_descale_twice: O[b, s, h, :] *= V's descale of (b, h's kv head).
+__global__ void fp8_fault_scale_o(__nv_bfloat16* o, Fp8Descale v_descale, int seqlen_q, int heads, int group,
+                                  int head_dim, int64_t o_batch_stride, int64_t o_row_stride, int64_t o_head_stride) {
+  const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const float d = v_descale.at(b, h / group);
+  __nv_bfloat16* row = o + b * o_batch_stride + int64_t(s) * o_row_stride + h * o_head_stride;
+  for (int c = threadIdx.x; c < head_dim; c += blockDim.x) row[c] = __float2bfloat16_rn(__bfloat162float(row[c]) * d);
+}
+}  // namespace fa3
+
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages,
+          Fa3Fp8Fault Fault = Fa3Fp8Fault::none>
 struct Fa3Fp8Kernel {
   using Traits = Fa3Fp8TraitsFor<HeadDim>;
   static_assert(std::is_same_v<Elem, uint8_t>, "fa3 fp8: e4m3 inputs are one-byte codes");
@@ -70,7 +85,12 @@ struct Fa3Fp8Kernel {
     const Fp8FwdParams f = fp8_params(p);
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f))
       return int(cudaErrorInvalidValue);
-    return int(fa3_fp8_fwd(f, stream));  // the V^T pre-pass, then attention
+    const cudaError_t err = fa3_fp8_fwd(f, stream);  // the V^T pre-pass, then attention
+    if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
+    fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
+        static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,
+        p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+    return int(cudaGetLastError());
   }
 };
 
