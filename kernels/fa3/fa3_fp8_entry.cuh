@@ -83,7 +83,8 @@ struct Fa3Fp8Kernel {
 
   static int launch(const AttnParams& p, cudaStream_t stream) {
     const Fp8FwdParams f = fp8_params(p);
-    if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f))
+    if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f) ||
+        unsupported(p))
       return int(cudaErrorInvalidValue);
     const cudaError_t err = fa3_fp8_fwd(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);

@@ -171,7 +171,9 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
                 Result& row, const RunnerHooks& hooks, bool& warned_counters, WallTimeSplit& wall) {
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
-  if (std::string why = refusal(k, p); !why.empty()) {
+  std::string why = refusal(k, p);
+  if (why.empty() && v.refuse_buffers) why = v.refuse_buffers(ex.params());
+  if (!why.empty()) {
     row.status = Status::unsupported;
     row.reason = why;
     return;
