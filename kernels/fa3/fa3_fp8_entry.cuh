@@ -17,11 +17,13 @@ namespace fa {
 
 namespace fa3 {
 // The planted v_descale_twice: O[b, s, h, :] *= V's descale of (b, h's kv head).
-__global__ void fp8_fault_scale_o(__nv_bfloat16* o, Fp8Descale v_descale, int seqlen_q, int heads, int group,
+// A template so that every instance's translation unit may define it (inline).
+template <typename Out>
+__global__ void fp8_fault_scale_o(Out* o, Fp8Descale v_descale, int seqlen_q, int heads, int group,
                                   int head_dim, int64_t o_batch_stride, int64_t o_row_stride, int64_t o_head_stride) {
   const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const float d = v_descale.at(b, h / group);
-  __nv_bfloat16* row = o + b * o_batch_stride + int64_t(s) * o_row_stride + h * o_head_stride;
+  Out* row = o + b * o_batch_stride + int64_t(s) * o_row_stride + h * o_head_stride;
   for (int c = threadIdx.x; c < head_dim; c += blockDim.x) row[c] = __float2bfloat16_rn(__bfloat162float(row[c]) * d);
 }
 }  // namespace fa3
