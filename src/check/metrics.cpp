@@ -38,7 +38,7 @@ float round_to(float x, DType d) {
 
 struct StandardErrors {
   double o_max_abs = 0, lse_max_abs = 0;
-  double lse_accumulation = 0;  // e4m3: the bound on the tensor cores' score error (fp8_score_accumulation)
+  double lse_accumulation = 0;  // e4m3: the bound on the tensor cores' score error (fp8_lse_accumulation)
 };
 
 // Channel i of a head_dim-long score enters the partial sums of the k-steps
