@@ -3,7 +3,7 @@
 # are not working on.
 #
 # fa_add_instances(<out_var> <family> <header> <template> <config>...)
-#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16 or fp16, with
+#   config: "dtype:head_dim:block_m:block_n:warps:stages", dtype bf16, fp16 or e4m3, with
 #   a trailing "*" on the one tile `--block auto` runs for its dtype and head_dim.
 #   Each family's list is its tile table: the instances compiled here, the GPU
 #   entry table the registry reads (fa_write_gpu_entries) and, through the
@@ -30,6 +30,8 @@
 #   These go into a table of their own (planted_gpu_kernel_entries(), the same
 #   generated gpu_entries.cpp), never into the registry's. Nothing when that group
 #   is not built (its head_dim not in FA_BENCH_HEAD_DIMS).
+# fa_add_planted_instances(...) takes the same arguments for a forward group (the
+#   default forward tile, as fa_add_instances added it before).
 function(fa_add_instances out_var family header template)
   _fa_add_instances(srcs fwd ${family} ${header} ${template} ${ARGN})
   set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
@@ -39,7 +41,7 @@ function(fa_add_bwd_instances out_var family header template)
   set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
 endfunction()
 
-# The C++ type and the ElemType name of dtype `dt` (bf16, fp16).
+# The C++ type and the ElemType name of dtype `dt` (bf16, fp16, e4m3).
 function(_fa_dtype dt ctype_var etype_var context)
   if(dt STREQUAL "bf16")
     set(${ctype_var} "__nv_bfloat16" PARENT_SCOPE)
@@ -47,6 +49,9 @@ function(_fa_dtype dt ctype_var etype_var context)
   elseif(dt STREQUAL "fp16")
     set(${ctype_var} "__half" PARENT_SCOPE)
     set(${etype_var} "f16" PARENT_SCOPE)
+  elseif(dt STREQUAL "e4m3")  # one-byte codes; the template reads the descales from AttnParams
+    set(${ctype_var} "uint8_t" PARENT_SCOPE)
+    set(${etype_var} "e4m3" PARENT_SCOPE)
   else()
     message(FATAL_ERROR "${context}: unknown dtype '${dt}'")
   endif()
@@ -100,23 +105,34 @@ function(_fa_add_instances out_var pass family header template)
 endfunction()
 
 function(fa_add_planted_bwd_instances out_var family header template fault_enum dt hd)
+  _fa_add_planted(srcs bwd ${family} ${header} ${template} ${fault_enum} ${dt} ${hd} ${ARGN})
+  set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
+endfunction()
+# The same for a forward group (its default forward tile).
+function(fa_add_planted_instances out_var family header template fault_enum dt hd)
+  _fa_add_planted(srcs fwd ${family} ${header} ${template} ${fault_enum} ${dt} ${hd} ${ARGN})
+  set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
+endfunction()
+
+function(_fa_add_planted out_var pass family header template fault_enum dt hd)
+  set(${out_var} "" PARENT_SCOPE)
   if(NOT hd IN_LIST FA_BENCH_HEAD_DIMS)
     return()
   endif()
-  _fa_dtype(${dt} ctype etype "fa_add_planted_bwd_instances(${family})")
+  _fa_dtype(${dt} ctype etype "fa_add_planted_instances(${family}, ${pass})")
   # The group's default: its marked entry, else its first (as fa_write_gpu_entries decides).
   get_property(entries GLOBAL PROPERTY FA_GPU_ENTRIES)
   set(base "")
   foreach(e IN LISTS entries)
     _fa_entry_fields("${e}" e_)
-    if(e_family STREQUAL family AND e_etype STREQUAL etype AND e_hd EQUAL hd AND e_pass STREQUAL "bwd")
+    if(e_family STREQUAL family AND e_etype STREQUAL etype AND e_hd EQUAL hd AND e_pass STREQUAL pass)
       if(e_extra OR base STREQUAL "")
         set(base "${e}")
       endif()
     endif()
   endforeach()
   if(base STREQUAL "")
-    message(FATAL_ERROR "fa_add_planted_bwd_instances(${family}): no ${dt} head_dim ${hd} backward tile "
+    message(FATAL_ERROR "fa_add_planted_instances(${family}): no ${dt} head_dim ${hd} ${pass} tile "
                         "added before it")
   endif()
   _fa_entry_fields("${base}" base_)
@@ -128,9 +144,9 @@ function(fa_add_planted_bwd_instances out_var family header template fault_enum 
                        "${ctype}, ${hd}, ${base_bm}, ${base_bn}, ${base_warps}, ${base_stages}, ${fault_enum}::${fault}" ${name})
     list(APPEND srcs "${file}")
     set_property(GLOBAL APPEND PROPERTY FA_PLANTED_GPU_ENTRIES
-                 "${family}|${etype}|${hd}|${base_bm}|${base_bn}|${base_warps}|${base_stages}|${name}|bwd|${fault}")
+                 "${family}|${etype}|${hd}|${base_bm}|${base_bn}|${base_warps}|${base_stages}|${name}|${pass}|${fault}")
   endforeach()
-  set(${out_var} ${${out_var}} ${srcs} PARENT_SCOPE)
+  set(${out_var} ${srcs} PARENT_SCOPE)
 endfunction()
 
 # An entry "family|etype|hd|bm|bn|warps|stages|name|pass|extra" as variables of

@@ -1,5 +1,6 @@
 // The fa3 kernels, as compiled into libfa_kernels.a, run on the Hopper tensor-core
-// path (HGMMA in the SASS of every forward and backward main kernel) and keep
+// path (HGMMA, or QGMMA for the e4m3 forward, in the SASS of every forward and
+// backward main kernel) and keep
 // everything in registers (no stack frame, no local memory, no LDL/STL, in those
 // and in the backward's pre- and post-pass). Needs no GPU: it reads the library
 // with cuobjdump.
@@ -60,7 +61,7 @@ std::string find_cuobjdump_dir() {
 fs::path gpu_library() { return fs::path(FA_BENCH_EXE).parent_path() / "libfa_kernels.a"; }
 
 struct KernelSass {
-  int hgmma = 0, local_ops = 0;
+  int hgmma = 0, local_ops = 0;  // hgmma counts QGMMA too
 };
 
 // SASS per sm_90a function: counts of HGMMA and of local-memory loads/stores.
@@ -87,7 +88,8 @@ std::map<std::string, KernelSass> parse_sass(const std::string& sass) {
       continue;
     }
     if (!cur) continue;
-    if (line.find("HGMMA") != std::string_view::npos) ++cur->hgmma;
+    // HGMMA: 16-bit operands; QGMMA: e4m3 ones (the FP8 forward).
+    if (line.find("HGMMA") != std::string_view::npos || line.find("QGMMA") != std::string_view::npos) ++cur->hgmma;
     if (line.find(" LDL") != std::string_view::npos || line.find(" STL") != std::string_view::npos)
       ++cur->local_ops;
   }
@@ -95,12 +97,21 @@ std::map<std::string, KernelSass> parse_sass(const std::string& sass) {
 }
 
 // The main kernel of each pass (one per instantiation), and every fa3 kernel.
-const char* main_kernel_of(const std::string& pass) { return pass == "fwd" ? "fa3_fwd_kernel" : "fa3_bwd_kernel"; }
+// The 16-bit forward's and the e4m3 forward's (fa3_fp8_fwd_kernel) count as
+// forwards; the e4m3 forward's V^T pre-pass (transpose_v_kernel) is an fa3
+// kernel too, held to the same no-local-memory rule.
+const char* main_kernel_of(const std::string& pass) {
+  return pass == "fwd" ? "fa3_fwd_kernel or fa3_fp8_fwd_kernel" : "fa3_bwd_kernel";
+}
 bool is_main_kernel(const std::string& mangled, const std::string& pass) {
-  return mangled.find(main_kernel_of(pass)) != std::string::npos;
+  if (pass == "fwd")
+    return mangled.find("fa3_fwd_kernel") != std::string::npos || mangled.find("fa3_fp8_fwd_kernel") != std::string::npos;
+  return mangled.find("fa3_bwd_kernel") != std::string::npos;
 }
 bool is_fa3_kernel(const std::string& mangled) {
-  return mangled.find("fa3_fwd_kernel") != std::string::npos || mangled.find("fa3_bwd_") != std::string::npos;
+  return mangled.find("fa3_fwd_kernel") != std::string::npos || mangled.find("fa3_bwd_") != std::string::npos ||
+         mangled.find("fa3_fp8_fwd_kernel") != std::string::npos ||
+         mangled.find("transpose_v_kernel") != std::string::npos;
 }
 const std::vector<std::string> kPasses = {"fwd", "bwd"};
 
@@ -148,7 +159,7 @@ TEST_F(Fa3Sass, EveryKernelUsesHgmmaAndNoLocalMemory) {
     for (const std::string& pass : kPasses) {
       if (!is_main_kernel(name, pass)) continue;
       ++found[pass];
-      EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA (not on the wgmma path; built without sm_90a?)";
+      EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA/QGMMA (not on the wgmma path; built without sm_90a?)";
     }
   }
   // At least one sm_90a main kernel per instantiation, counted per pass.

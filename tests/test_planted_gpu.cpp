@@ -1,4 +1,5 @@
-// The GPU kernels with planted faults (fa3's backward, kernels/fa3/fa3_bwd_fault.h),
+// The GPU kernels with planted faults (fa3's backward, kernels/fa3/fa3_bwd_fault.h,
+// and its e4m3 forward, fa3_fp8_fault.h),
 // as far as they can be checked without a GPU: the generated table against the
 // fault enum, the variants made from it, that neither the registry nor a sweep
 // nor `fa-bench list` ever shows one, and fa-check's names and messages for them
@@ -10,6 +11,7 @@
 
 #include "common/gpu_entry.h"
 #include "fa3/fa3_bwd_fault.h"
+#include "fa3/fa3_fp8_fault.h"
 #include "process_util.h"
 #include "registry/cuda_kernels.h"
 #include "registry/kernel.h"
@@ -21,6 +23,15 @@ namespace {
 const KernelVariant* planted_base() {
   for (const KernelVariant& v : Registry::instance().all())
     if (v.family == Family::fa3 && v.pass == Pass::bwd && v.default_tile && v.dtypes == std::vector{DType::bf16} &&
+        v.head_dims == std::vector{128})
+      return &v;
+  return nullptr;
+}
+
+// fa3's e4m3 head_dim 128 forward, the base of the planted FP8 fault (nullptr: not built).
+const KernelVariant* planted_fp8_base() {
+  for (const KernelVariant& v : Registry::instance().all())
+    if (v.family == Family::fa3 && v.pass == Pass::fwd && v.default_tile && v.dtypes == std::vector{DType::e4m3} &&
         v.head_dims == std::vector{128})
       return &v;
   return nullptr;
@@ -57,18 +68,29 @@ TEST(PlantedGpu, TableMatchesTheFaultEnumAndTheDefaultTile) {
     EXPECT_TRUE(planted_gpu_variants().empty());
     GTEST_SKIP() << "no fa3 bf16 head_dim 128 backward in this build: the planted table is empty, as it must be";
   }
+  const KernelVariant* fp8 = planted_fp8_base();
+  ASSERT_NE(fp8, nullptr) << "fa3 at head_dim 128 builds the e4m3 forward beside the bf16 backward";
+  // One group per base, in the order instances.cmake adds them (not asserted).
   const std::vector<PlantedGpuVariants> planted = planted_gpu_variants();
-  ASSERT_EQ(planted.size(), 1u);
-  EXPECT_EQ(planted[0].base, base->name);
+  ASSERT_EQ(planted.size(), 2u);
+  auto faults_of = [&](const std::string& name) {
+    for (const PlantedGpuVariants& g : planted)
+      if (g.base == name) return g.faults;
+    return std::vector<std::string>{};
+  };
   std::vector<std::string> expected;
   for (Fa3BwdFault f : kPlantedFa3BwdFaults) expected.emplace_back(to_string(f));
-  EXPECT_EQ(planted[0].faults, expected);
+  EXPECT_EQ(faults_of(base->name), expected);
+  std::vector<std::string> expected_fp8;
+  for (Fa3Fp8Fault f : kPlantedFa3Fp8Faults) expected_fp8.emplace_back(to_string(f));
+  EXPECT_EQ(faults_of(fp8->name), expected_fp8);
   for (const PlantedGpuKernelEntry& e : planted_gpu_kernel_entries()) {
+    const bool bwd = std::string(e.kernel.pass) == "bwd";
+    const KernelVariant* b = bwd ? base : fp8;
     EXPECT_EQ(std::string(e.kernel.family), "fa3");
-    EXPECT_EQ(std::string(e.kernel.pass), "bwd");
-    EXPECT_EQ(e.kernel.dtype, ElemType::bf16);
+    EXPECT_EQ(e.kernel.dtype, bwd ? ElemType::bf16 : ElemType::e4m3) << e.fault;
     EXPECT_EQ(e.kernel.head_dim, 128);
-    EXPECT_EQ((Tile{e.kernel.block_m, e.kernel.block_n, e.kernel.warps, e.kernel.stages}), base->tile) << e.fault;
+    EXPECT_EQ((Tile{e.kernel.block_m, e.kernel.block_n, e.kernel.warps, e.kernel.stages}), b->tile) << e.fault;
   }
 }
 
@@ -96,6 +118,16 @@ TEST(PlantedGpu, VariantCopiesItsBaseAndIsNeverRegistered) {
     EXPECT_EQ(v->dtypes, base->dtypes);
     EXPECT_EQ(v->head_dims, base->head_dims);
   }
+  const KernelVariant* fp8 = planted_fp8_base();
+  ASSERT_NE(fp8, nullptr);
+  const std::optional<KernelVariant> twice = make_planted_gpu_variant(fp8->name, "v_descale_twice");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->name, fp8->name + "+v_descale_twice");
+  EXPECT_EQ(twice->pass, Pass::fwd);
+  EXPECT_EQ(twice->tile, fp8->tile);
+  EXPECT_TRUE(twice->fwd_partner.empty());
+  EXPECT_EQ(twice->dtypes, fp8->dtypes);
+  EXPECT_EQ(reg.find(twice->name), nullptr);
   // No selection the sweep understands reaches one: not a glob, not the family.
   for (const char* sel : {"fa3", "cuda", "fa3.bwd.*", "*"})
     for (const KernelVariant* v : reg.select(sel)) EXPECT_EQ(v->name.find('+'), std::string::npos) << sel;

@@ -6,6 +6,9 @@
 // contiguous (stride 1). LSE is float32 [batch, heads, seqlen_q], natural log.
 // Strides are in elements, so a kernel can take views of larger tensors.
 //
+// An e4m3 forward (dtype e4m3) reads Q, K, V as e4m3 codes with descales
+// (the fields at the end) and writes O in o_dtype; strides stay in elements.
+//
 // The backward pass uses the same struct: Q, K, V, O and LSE are its inputs (O
 // and LSE as a forward left them), with dO (like O); it writes dQ (like Q) and
 // dK, dV (like K and V: a KV head's gradient sums over its query heads).
@@ -14,7 +17,16 @@
 
 namespace fa {
 
-enum class ElemType : int { f32 = 0, f16 = 1, bf16 = 2 };
+enum class ElemType : int { f32 = 0, f16 = 1, bf16 = 2, e4m3 = 3 };
+
+// Descale factors of one e4m3 tensor, in device memory: code c of (batch b,
+// head h, sequence row s) stands for decode(c) * ptr[b * batch_stride +
+// h * head_stride + (block_rows ? s / block_rows : 0)]. All three 0: one
+// descale for the tensor. K and V are indexed by their own (kv) head.
+struct DescaleView {
+  const float* ptr = nullptr;
+  int64_t batch_stride = 0, head_stride = 0, block_rows = 0;
+};
 
 struct AttnParams {
   const void* q = nullptr;
@@ -54,6 +66,12 @@ struct AttnParams {
   // dQ accumulated in a fixed order, so two runs give identical bits (a kernel
   // whose fast path adds partial dQ with atomics offers this at some cost).
   bool deterministic = false;
+
+  // e4m3 forward only (dtype e4m3: Q, K, V hold one-byte codes). Last in the
+  // struct for the reason the backward's fields are: the 16-bit forwards'
+  // parameter offsets stay as they were.
+  DescaleView q_descale, k_descale, v_descale;
+  ElemType o_dtype = ElemType::bf16;  // what an e4m3 forward writes O in
 
   // For head h of Q the K/V head is h / (heads / heads_kv) (GQA / MQA).
   int kv_group() const { return heads / heads_kv; }

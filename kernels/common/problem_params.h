@@ -12,6 +12,7 @@ inline ElemType elem_type(DType d) {
     case DType::f16: return ElemType::f16;
     case DType::bf16: return ElemType::bf16;
     case DType::f32: return ElemType::f32;
+    case DType::e4m3: return ElemType::e4m3;
   }
   return ElemType::f32;
 }
@@ -21,6 +22,7 @@ inline DType dtype_of(ElemType t) {  // the inverse of elem_type
     case ElemType::f16: return DType::f16;
     case ElemType::bf16: return DType::bf16;
     case ElemType::f32: return DType::f32;
+    case ElemType::e4m3: return DType::e4m3;
   }
   return DType::f32;
 }
@@ -38,6 +40,7 @@ inline AttnParams make_params(const AttnProblem& p, ElemType storage) {
   a.softmax_scale_log2 = p.scale() * 1.4426950408889634f;
   a.causal = p.causal;
   a.dtype = storage;
+  a.o_dtype = elem_type(output_dtype(p.dtype));
   set_contiguous_strides(a);
   return a;
 }

@@ -12,6 +12,17 @@ fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
   bf16:256:128:80:12:2*  bf16:256:128:64:12:2
   fp16:256:128:80:12:2*  fp16:256:128:64:12:2)
 
+# The FP8 forward (fa3_fp8_entry.cuh): e4m3 Q, K, V with descales, bf16 O; one
+# tile per head_dim, the FP8 traits' (fa3_fp8_fwd.cuh): 128 query rows, 128
+# keys, a producer and two consumer warpgroups, 2 stages.
+fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fp8_entry.cuh fa::Fa3Fp8Kernel
+  e4m3:64:128:128:12:2  e4m3:128:128:128:12:2  e4m3:256:128:128:12:2)
+
+# Planted fault for the same self-test: the e4m3 head_dim 128 forward with V's
+# descale applied twice (fa3_fp8_fault.h). Not registered; built only with head_dim 128.
+fa_add_planted_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fp8_entry.cuh fa::Fa3Fp8Kernel fa::Fa3Fp8Fault e4m3 128
+  v_descale_twice)
+
 # The backward (fa3_bwd.cuh): block_m x block_n is Q rows x K/V rows per step;
 # warps = 12, a producer warpgroup and two consumers (64 keys each; at head_dim
 # 256 the same 64 keys, half of head_dim each); stages is the depth of the Q / dO

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
+#include "check/e4m3.h"
 #include "check/half.h"
 #include "core/errors.h"
 #include "core/parallel.h"
@@ -17,6 +18,11 @@ namespace fa {
 namespace {
 
 constexpr double kLseFloor = 1e-3;
+// Hopper's FP8 MMA: 32 products per k-step, added into the float32 accumulator
+// keeping about 13 bits below the leading one (docs/MEASUREMENT.md, "The FP8
+// tolerance rule").
+constexpr int kFp8MmaDepth = 32;
+constexpr double kFp8AccumulatorEps = 0x1p-13;
 
 void check_sizes(const AttnProblem& p, size_t o, size_t lse, const char* what) {
   const size_t want_o = size_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
@@ -32,7 +38,18 @@ float round_to(float x, DType d) {
 
 struct StandardErrors {
   double o_max_abs = 0, lse_max_abs = 0;
+  double lse_accumulation = 0;  // e4m3: the bound on the tensor cores' score error (fp8_lse_accumulation)
 };
+
+// Channel i of a head_dim-long score enters the partial sums of the k-steps
+// from its own (floor(i / 32)) to the last (ceil(d / 32) - 1) of an FP8 MMA
+// chain of 32-deep steps: ceil(d / 32) - floor(i / 32) of them.
+std::vector<double> fp8_accumulation_weights(int head_dim) {
+  const int steps = (head_dim + kFp8MmaDepth - 1) / kFp8MmaDepth;
+  std::vector<double> w(static_cast<size_t>(head_dim));
+  for (int i = 0; i < head_dim; ++i) w[size_t(i)] = double(steps - i / kFp8MmaDepth);
+  return w;
+}
 
 // A standard implementation in the kernel's precision on the reference's rows:
 // S accumulated in float32 and stored in the dtype (as an unfused bf16/fp16
@@ -52,6 +69,9 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
   const int64_t nk = p.seqlen_k, group = p.heads / p.heads_kv;
   const int64_t chunks = (n_rows + kChunk - 1) / kChunk;
   const float scale = p.scale();
+  const bool fp8 = p.dtype == DType::e4m3;
+  const DType out_dtype = output_dtype(p.dtype);
+  const std::vector<double> fp8_weights = fp8 ? fp8_accumulation_weights(p.head_dim) : std::vector<double>{};
   const int workers = resolve_threads(0);
   std::vector<StandardErrors> per_worker(workers);
   parallel_for(int64_t(p.batch) * p.heads * chunks, workers, [&](int64_t task, int w) {
@@ -70,6 +90,15 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
     ColF pt(n_vis, cn);  // S^T, then P^T rounded to the dtype
     if (n_vis > 0) pt.noalias() = (k.topRows(n_vis) * qc) * scale;
     StandardErrors& err = per_worker[w];
+    if (fp8 && n_vis > 0) {  // the accumulation bound's magnitudes: |K| (w o |Q|), w per channel
+      ColF wq = qc.cwiseAbs();
+      for (int64_t e = 0; e < d; ++e) wq.row(e) *= float(fp8_weights[size_t(e)]);
+      const ColF mag = (k.topRows(n_vis).cwiseAbs() * wq) * scale;
+      for (int64_t c = 0; c < cn; ++c) {
+        const int64_t seen = p.keys_seen(ref.rows[c0 + c]);
+        if (seen > 0) err.lse_accumulation = nan_max(err.lse_accumulation, double(mag.col(c).head(seen).maxCoeff()));
+      }
+    }
     for (int64_t c = 0; c < cn; ++c) {
       const int64_t seen = p.keys_seen(ref.rows[c0 + c]);
       auto col = pt.col(c);
@@ -77,11 +106,16 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
         col.setZero();
         continue;
       }
-      for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j), p.dtype);  // S stored in the dtype
+      // S stored in the dtype (e4m3: float32 scores, as the FP8 kernels keep them)
+      if (!fp8)
+        for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j), p.dtype);
       const float m = col.head(seen).maxCoeff();
       float l = 0.f;
       for (int64_t j = 0; j < seen; ++j) l += (col(j) = std::exp(col(j) - m));
-      for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j) / l, p.dtype);
+      // e4m3: exp(s - m) in [0, 1] rounded to e4m3 unscaled, normalized after P V
+      // (fa3's FP8 forward); else the normalized P rounded to the dtype.
+      for (int64_t j = 0; j < seen; ++j)
+        col(j) = fp8 ? decode_e4m3(encode_e4m3(col(j))) / l : round_to(col(j) / l, p.dtype);
       col.tail(n_vis - seen).setZero();
       const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
       err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
@@ -91,14 +125,16 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
     for (int64_t c = 0; c < cn; ++c) {
       const double* r = ref.o.data() + ((b * n_rows + c0 + c) * p.heads + h) * d;
       for (int64_t e = 0; e < d; ++e)
-        err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), p.dtype)) - r[e]));
+        err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), out_dtype)) - r[e]));
     }
   });
   StandardErrors total;
   for (const auto& e : per_worker) {
     total.o_max_abs = nan_max(total.o_max_abs, e.o_max_abs);
     total.lse_max_abs = nan_max(total.lse_max_abs, e.lse_max_abs);
+    total.lse_accumulation = nan_max(total.lse_accumulation, e.lse_accumulation);
   }
+  total.lse_accumulation *= kFp8AccumulatorEps;
   return total;
 }
 
@@ -119,7 +155,7 @@ StandardErrors standard_errors(const AttnProblem& p, const StandardRows& s, cons
 Tolerances tolerances_from(const AttnProblem& p, const StandardErrors& e) {
   Tolerances t;
   t.tolerance = 2.0 * e.o_max_abs + dtype_floor(p.dtype);
-  t.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs;
+  t.lse_tolerance = kLseFloor + 2.0 * e.lse_max_abs + e.lse_accumulation;
   return t;
 }
 
@@ -164,12 +200,17 @@ double dtype_floor(DType d) {
     case DType::f32: return 1e-5;
     case DType::f16: return 1e-3;
     case DType::bf16: return 4e-3;
+    case DType::e4m3: return dtype_floor(output_dtype(d));  // the floor of O's dtype
   }
   return 0;
 }
 
 double o_tolerance(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
   return 2.0 * standard_in_precision(p, in, ref).o_max_abs + dtype_floor(p.dtype);
+}
+
+double fp8_lse_accumulation(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
+  return p.dtype == DType::e4m3 ? standard_in_precision(p, in, ref).lse_accumulation : 0.0;
 }
 
 Tolerances tolerances_for(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {

@@ -62,6 +62,7 @@ Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Execut
     const HostOutputs out = ex.fetch_outputs();
     if (outputs) outputs(out);
     val.errors = compare_outputs(p, out, check.ref);
+    if (check.unquantized_ref) val.errors_vs_unquantized = compare_outputs(p, out, *check.unquantized_ref);
   }
   val.passed = passes(val.errors, check.tolerances);
   if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
@@ -150,7 +151,10 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
 }  // namespace
 
 PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t max_check_rows, int block_m,
-                       uint64_t seed, int threads, std::optional<int> grad_block_n, const DeviceInputs* device) {
+                       uint64_t seed, int threads, std::optional<int> grad_block_n, const DeviceInputs* device,
+                       const HostInputs* unquantized) {
+  if (p.dtype == DType::e4m3 && (device || grad_block_n || !unquantized))
+    throw std::logic_error("check_point: an e4m3 point is a forward checked on the host, with its unquantized inputs");
   std::vector<int64_t> rows;  // empty: every row
   if (p.seqlen_q > max_check_rows)
     rows = sample_rows(p, max_check_rows, block_m > 0 ? block_m : kDefaultSampleBlock, seed);
@@ -173,6 +177,7 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
     c.grads = reference_backward(p, inputs, std::move(rows), std::move(cols), threads, nullptr, &c.ref);
   else
     c.ref = reference_forward(p, inputs, rows, threads);
+  if (p.dtype == DType::e4m3) c.unquantized_ref = reference_forward(p, *unquantized, c.ref.rows, threads);
   c.tolerances = tolerances_for(p, inputs, c.ref);
   return c;
 }

@@ -38,6 +38,9 @@ struct PointCheck {
   // (device_grads, compared there); one of the two.
   std::optional<SampledGrads> grads;
   std::optional<DeviceGrads> device_grads;
+  // e4m3: the reference on the unquantized inputs, on ref.rows (the second
+  // error figure, Validation::errors_vs_unquantized).
+  std::optional<ReferenceOutputs> unquantized_ref;
 };
 
 // The reference on every query row up to max_check_rows of seqlen_q, beyond that on
@@ -53,9 +56,13 @@ struct PointCheck {
 // standard runs there too (check/standard_gpu.h) and so does the gradient
 // rule's (check/standard_bwd_gpu.h, through GradTolerances): every row and
 // column costs little, nothing of it leaves the device, and `inputs` may be empty.
+//
+// An e4m3 point is checked on the host (`device` must be null): `inputs` hold
+// the dequantized values the kernels see, and `unquantized` (required) the
+// values before quantization, whose reference on the same rows is kept too.
 PointCheck check_point(const AttnProblem&, const HostInputs&, int64_t max_check_rows, int block_m,
                        uint64_t seed, int threads, std::optional<int> grad_block_n = std::nullopt,
-                       const DeviceInputs* device = nullptr);
+                       const DeviceInputs* device = nullptr, const HostInputs* unquantized = nullptr);
 
 // A point's gradient tolerances, computed once and shared by every backward row of
 // the point: the standard they derive from forms D from its own stored P and dP,
@@ -83,6 +90,7 @@ struct BackwardCheck {
 
 struct Validation {
   ErrorMetrics errors;  // O and LSE; for a backward, its forward partner's
+  std::optional<ErrorMetrics> errors_vs_unquantized;  // e4m3: against PointCheck::unquantized_ref
   std::optional<GradErrors> grad_errors;  // a backward's dQ, dK, dV (when its partner passed)
   bool passed = false;
   std::string why;              // when !passed: the errors against the tolerances, and the seed

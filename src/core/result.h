@@ -61,6 +61,10 @@ struct Result {
   // O and LSE against the reference; for bwd and fwd+bwd rows, fwd_kernel's.
   std::optional<ErrorMetrics> errors;
   std::optional<Tolerances> tolerances;  // what `errors` were held to (set with them)
+  // e4m3 rows: the same O and LSE against the float64 reference on the
+  // unquantized inputs, on the same rows: what quantization costs on top of the
+  // kernel's own error (`errors`, against the dequantized inputs). Not judged.
+  std::optional<ErrorMetrics> errors_vs_unquantized;
   // bwd and fwd+bwd rows: dQ, dK, dV with their tolerances (rows_checked and
   // sampled as in `errors`: the same rows).
   std::optional<GradErrors> grad_errors;

@@ -10,6 +10,7 @@ std::string_view to_string(DType d) {
     case DType::f16: return "fp16";
     case DType::bf16: return "bf16";
     case DType::f32: return "fp32";
+    case DType::e4m3: return "e4m3";
   }
   return "?";
 }
@@ -37,6 +38,7 @@ std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
   if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return DType::f16;
   if (s == "fp32" || s == "f32" || s == "float32") return DType::f32;
+  if (s == "e4m3") return DType::e4m3;
   return std::nullopt;
 }
 std::optional<Family> parse_family(std::string_view s) {
@@ -54,7 +56,8 @@ std::optional<Pass> parse_pass(std::string_view s) {
     if (s == to_string(p)) return p;
   return std::nullopt;
 }
-int dtype_bytes(DType d) { return d == DType::f32 ? 4 : 2; }
+int dtype_bytes(DType d) { return d == DType::f32 ? 4 : d == DType::e4m3 ? 1 : 2; }
+DType output_dtype(DType d) { return d == DType::e4m3 ? DType::bf16 : d; }
 double flops_factor(Pass p) {
   switch (p) {
     case Pass::fwd: return 1.0;

@@ -9,7 +9,9 @@
 
 namespace fa {
 
-enum class DType { f16, bf16, f32 };
+// e4m3: OCP FP8 E4M3FN inputs (Q, K, V as codes with descale factors, made by
+// check/fp8_quant.h); the output's dtype is the kernel's (KernelVariant::out_dtype).
+enum class DType { f16, bf16, f32, e4m3 };
 enum class Family { standard, fa1, fa2, fa3, cudnn };
 enum class Backend { cpu, cuda };
 // Which pass a row measures: the forward, the backward (dQ, dK, dV from dO, with
@@ -21,11 +23,14 @@ std::string_view to_string(DType);
 std::string_view to_string(Family);
 std::string_view to_string(Backend);
 std::string_view to_string(Pass);  // "fwd", "bwd", "fwd+bwd"
-std::optional<DType> parse_dtype(std::string_view);    // "bf16", "fp16"/"f16", "fp32"/"f32"
+std::optional<DType> parse_dtype(std::string_view);    // "bf16", "fp16"/"f16", "fp32"/"f32", "e4m3"
 std::optional<Family> parse_family(std::string_view);
 std::optional<Backend> parse_backend(std::string_view);
 std::optional<Pass> parse_pass(std::string_view);
-int dtype_bytes(DType);
+int dtype_bytes(DType);  // bytes of one stored element: e4m3 1
+// The dtype a forward writes O in: the inputs' own, bf16 for e4m3 (every e4m3
+// forward in the registry writes bf16 O; the tolerance rule rounds O to it).
+DType output_dtype(DType);
 // A pass's FLOPs over the forward's, by the FlashAttention convention: the
 // backward's five matmuls against the forward's two make it 2.5, fwd+bwd 3.5.
 double flops_factor(Pass);

@@ -212,6 +212,12 @@ class CudaExecutor final : public Executor {
     if (int64_t(in.q.size()) != q_elems_ || int64_t(in.k.size()) != kv_elems_ || int64_t(in.v.size()) != kv_elems_ ||
         (!in.dout.empty() && int64_t(in.dout.size()) != o_elems_))
       throw KernelError("prepare: the host inputs do not have the sizes of " + p.describe());
+    if (p.dtype == DType::e4m3) {  // the codes (one byte each) and their descales
+      upload_e4m3(q_.get(), q_descales_, q_descale_, in.q8, q_elems_, "Q");
+      upload_e4m3(k_.get(), k_descales_, k_descale_, in.k8, kv_elems_, "K");
+      upload_e4m3(v_.get(), v_descales_, v_descale_, in.v8, kv_elems_, "V");
+      return;
+    }
     upload(q_.get(), in.q);
     upload(k_.get(), in.k);
     upload(v_.get(), in.v);
@@ -221,17 +227,19 @@ class CudaExecutor final : public Executor {
   InputBuffers allocate(const AttnProblem& p, bool with_dout) override {
     release();
     if (p.dtype == DType::f32)
-      throw KernelError("the cuda back end stores bf16 or fp16; fp32 problems are cpu-only");
+      throw KernelError("the cuda back end stores bf16, fp16 or e4m3; fp32 problems are cpu-only");
+    if (p.dtype == DType::e4m3 && with_dout) throw KernelError("e4m3 problems are forward only");
     problem_ = p;
+    const int64_t in_bytes = dtype_bytes(p.dtype), o_bytes = dtype_bytes(output_dtype(p.dtype));
     const std::string what = p.describe();
     const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
     const int64_t kv_elems = int64_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
     const int64_t lse_elems = int64_t(p.batch) * p.heads * p.seqlen_q;
     try {
-      q_.reset(device_alloc(o_elems * 2, "Q of " + what));
-      k_.reset(device_alloc(kv_elems * 2, "K of " + what));
-      v_.reset(device_alloc(kv_elems * 2, "V of " + what));
-      o_.reset(device_alloc(o_elems * 2, "O of " + what));
+      q_.reset(device_alloc(o_elems * in_bytes, "Q of " + what));
+      k_.reset(device_alloc(kv_elems * in_bytes, "K of " + what));
+      v_.reset(device_alloc(kv_elems * in_bytes, "V of " + what));
+      o_.reset(device_alloc(o_elems * o_bytes, "O of " + what));
       lse_.reset(device_alloc(lse_elems * 4, "LSE of " + what));
       if (with_dout) {  // the backward's tensors, in the dtype like Q, K, V
         dout_.reset(device_alloc(o_elems * 2, "dO of " + what));
@@ -264,6 +272,9 @@ class CudaExecutor final : public Executor {
     a.dq = dq_.get();
     a.dk = dk_.get();
     a.dv = dv_.get();
+    a.q_descale = q_descale_;
+    a.k_descale = k_descale_;
+    a.v_descale = v_descale_;
     return a;
   }
 
@@ -299,7 +310,7 @@ class CudaExecutor final : public Executor {
     HostOutputs out;
     out.lse.resize(size_t(lse_elems_));
     FA_CHECK(cudaMemcpy(out.lse.data(), lse_.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
-    out.o = download_16bit(o_.get(), o_elems_);
+    out.o = download_16bit(o_.get(), o_elems_, output_dtype(problem_.dtype));
     return out;
   }
 
@@ -314,9 +325,9 @@ class CudaExecutor final : public Executor {
   HostGrads fetch_grads() override {
     if (!dq_) throw KernelError("fetch_grads: the point was prepared without dO (no backward tensors)");
     HostGrads g;
-    g.dq = download_16bit(dq_.get(), q_elems_);
-    g.dk = download_16bit(dk_.get(), kv_elems_);
-    g.dv = download_16bit(dv_.get(), kv_elems_);
+    g.dq = download_16bit(dq_.get(), q_elems_, problem_.dtype);
+    g.dk = download_16bit(dk_.get(), kv_elems_, problem_.dtype);
+    g.dv = download_16bit(dv_.get(), kv_elems_, problem_.dtype);
     return g;
   }
 
@@ -394,6 +405,10 @@ class CudaExecutor final : public Executor {
     dk_.reset();
     dv_.reset();
     workspace_.reset();
+    q_descales_.reset();
+    k_descales_.reset();
+    v_descales_.reset();
+    q_descale_ = k_descale_ = v_descale_ = DescaleView{};
     workspace_bytes_ = requested_ = 0;
     o_elems_ = lse_elems_ = q_elems_ = kv_elems_ = 0;
   }
@@ -404,10 +419,22 @@ class CudaExecutor final : public Executor {
     FA_CHECK(cudaMemcpy(dst, staging_.data(), staging_.size() * 2, cudaMemcpyHostToDevice));
   }
 
-  std::vector<float> download_16bit(const void* src, int64_t elems) {
+  std::vector<float> download_16bit(const void* src, int64_t elems, DType dtype) {
     staging_.resize(static_cast<size_t>(elems));
     FA_CHECK(cudaMemcpy(staging_.data(), src, staging_.size() * 2, cudaMemcpyDeviceToHost));
-    return from_16bit(staging_, problem_.dtype);
+    return from_16bit(staging_, dtype);
+  }
+
+  // An e4m3 tensor's codes into `dst`, its descales into a buffer of their own.
+  void upload_e4m3(void* dst, DeviceBuffer& descales, DescaleView& view, const E4m3Codes& t, int64_t elems,
+                   const char* name) {
+    if (int64_t(t.codes.size()) != elems || t.descales.empty())
+      throw KernelError(cat("prepare: the e4m3 ", name, " codes or descales do not fit ", problem_.describe()));
+    FA_CHECK(cudaMemcpy(dst, t.codes.data(), t.codes.size(), cudaMemcpyHostToDevice));
+    const int64_t bytes = int64_t(t.descales.size() * sizeof(float));
+    descales.reset(device_alloc(bytes, cat("the ", name, " descales of ", problem_.describe())));
+    FA_CHECK(cudaMemcpy(descales.get(), t.descales.data(), size_t(bytes), cudaMemcpyHostToDevice));
+    view = DescaleView{static_cast<const float*>(descales.get()), t.batch_stride, t.head_stride, t.block_rows};
   }
 
   // Runs the launch on our stream; a launch-time error left in the runtime (one a
@@ -506,6 +533,8 @@ class CudaExecutor final : public Executor {
   AttnProblem problem_;
   DeviceBuffer q_, k_, v_, o_, lse_, workspace_, flush_;
   DeviceBuffer dout_, dq_, dk_, dv_;  // null unless the inputs carried dO
+  DeviceBuffer q_descales_, k_descales_, v_descales_;  // e4m3 points only
+  DescaleView q_descale_, k_descale_, v_descale_;
   int64_t o_elems_ = 0, lse_elems_ = 0, q_elems_ = 0, kv_elems_ = 0;
   int64_t workspace_bytes_ = 0, requested_ = 0, peak_extra_ = -1;
   std::vector<uint16_t> staging_;  // 16-bit values on their way to or from the device

@@ -56,7 +56,8 @@ Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn, in
   return t;
 }
 
-Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
+// s: bytes of a Q, K, V element; so: of an O element (they differ for e4m3).
+Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, int64_t bn) {
   const int64_t nq = p.seqlen_q, d = p.head_dim;
   const int64_t tr = ceil_div(nq, bm);
   Traffic t;
@@ -64,15 +65,29 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn) {
     const int64_t rows = std::min(bm, nq - i * bm);
     const int64_t keys = keys_in_blocks(p, visible_kv_blocks(p, i * bm, rows, bn), bn);
     t.read_bytes += rows * d * s + 2 * keys * d * s;  // Q_i once, K_j and V_j per visible j
-    t.write_bytes += rows * d * s + rows * kStatBytes;  // O_i and LSE_i once
+    t.write_bytes += rows * d * so + rows * kStatBytes;  // O_i and LSE_i once
   }
   return t;
 }
 
 }  // namespace
 
+// fa3's e4m3 forward first writes V^T (its FP8 P V needs keys contiguous):
+// V read once, V^T written once, seqlen_k padded to the pre-pass's 64 keys
+// (kernels/fa3/fa3_fp8_kernel.cuh, vt_seqlen). The attention then reads V^T
+// where the model says V, at the same bytes (the padding's few extra keys aside).
+namespace {
+constexpr int64_t kFp8VtKeys = 64;
+
+Traffic fp8_vt_prepass(const AttnProblem& p) {
+  const int64_t kv_heads = int64_t(p.batch) * p.heads_kv, d = p.head_dim;
+  const int64_t padded = ceil_div(p.seqlen_k, kFp8VtKeys) * kFp8VtKeys;
+  return Traffic{kv_heads * p.seqlen_k * d, kv_heads * padded * d};
+}
+}  // namespace
+
 Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
-  const int64_t s = dtype_bytes(p.dtype);
+  const int64_t s = dtype_bytes(p.dtype), so = dtype_bytes(output_dtype(p.dtype));
   const Tile t = model_tile(f, tile);
   Traffic per_head;
   switch (f) {
@@ -80,10 +95,16 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
     case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n, t.warps); break;
     case Family::fa2:
     case Family::fa3:
-    case Family::cudnn: per_head = fa2_per_head(p, s, t.block_m, t.block_n); break;
+    case Family::cudnn: per_head = fa2_per_head(p, s, so, t.block_m, t.block_n); break;
   }
   const int64_t bh = int64_t(p.batch) * p.heads;
-  return Traffic{per_head.read_bytes * bh, per_head.write_bytes * bh};
+  Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
+  if (f == Family::fa3 && p.dtype == DType::e4m3) {
+    const Traffic pre = fp8_vt_prepass(p);
+    total.read_bytes += pre.read_bytes;
+    total.write_bytes += pre.write_bytes;
+  }
+  return total;
 }
 
 }  // namespace fa

@@ -48,7 +48,14 @@ KernelVariant make_cpu_variant(Family family, Tile tile, Pass pass) {
     v.name = name_stem(family, pass);
     if (pass == Pass::bwd) v.fwd_partner = name_stem(family, Pass::fwd);
   }
-  if (e->refuse) v.refuse = e->refuse;
+  // The CPU kernels compute in float32 on float inputs: on the dequantized
+  // values of e4m3 inputs they would be a float32 attention, not an FP8 one,
+  // and their row would say nothing about FP8.
+  v.refuse = [refuse = e->refuse](const AttnProblem& p) -> std::string {
+    if (p.dtype == DType::e4m3)
+      return "the cpu kernels have no FP8 path (they would compute in float32 on the dequantized inputs)";
+    return refuse ? refuse(p) : "";
+  };
   v.workspace_bytes = e->workspace_bytes;
   const Tile t = v.tile;
   const auto run = e->run;

@@ -74,6 +74,11 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e, std::string_view suffix 
     const char* why = e.unsupported(refusal_params(p, backward));
     return why ? why : "";
   };
+  if (e.dtype == ElemType::e4m3)
+    v.refuse_buffers = [e](const AttnParams& a) -> std::string {
+      const char* why = e.unsupported(a);
+      return why ? why : "";
+    };
   v.workspace_bytes = [e](const AttnProblem& p) {
     return e.workspace_bytes(make_params(p, elem_type(p.dtype)));
   };

@@ -17,13 +17,14 @@ struct PlantedGpuVariants {
   std::string base;
   std::vector<std::string> faults;
 };
-// Every one this build compiled (fa3's bf16 head_dim 128 backward when both are
-// built); empty otherwise.
+// Every one this build compiled (fa3's bf16 head_dim 128 backward and its e4m3
+// head_dim 128 forward when fa3 and head_dim 128 are built); empty otherwise.
 std::vector<PlantedGpuVariants> planted_gpu_variants();
 
 // Where they are, for a message where this build has none.
 inline constexpr const char* kPlantedGpuWhere =
-    "fa3's bf16 head_dim 128 backward, in builds with the fa3 family at head_dim 128 (FA_BENCH_FAMILIES, "
+    "fa3's bf16 head_dim 128 backward and e4m3 head_dim 128 forward, in builds with the fa3 family at head_dim "
+    "128 (FA_BENCH_FAMILIES, "
     "FA_BENCH_HEAD_DIMS; e.g. cmake --preset fa3-hd128)";
 
 // "<base>+<fault>": `base` with `fault` planted, as a variant of its own (never

@@ -37,6 +37,11 @@ struct KernelVariant {
   std::vector<int> head_dims; // empty: any
   // Extra, shape-dependent refusal ("" = ok); checked after dtype and head_dim.
   std::function<std::string(const AttnProblem&)> refuse;
+  // A refusal that needs the point's buffers as the back end holds them ("" =
+  // ok; unset: none), asked after `supports` with the executor's params: an
+  // e4m3 kernel reads the descales' layout (per block of rows or not), which
+  // the problem does not carry.
+  std::function<std::string(const AttnParams&)> refuse_buffers;
   // Scratch bytes the run needs in params.workspace.
   std::function<int64_t(const AttnProblem&)> workspace_bytes;
   // Compute O and LSE (fwd) or dQ, dK, dV from O, LSE and dO (bwd). For cpu

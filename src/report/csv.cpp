@@ -76,6 +76,10 @@ std::optional<int64_t> modelled(const Result& r, int64_t Traffic::*field) {
   const std::optional<Traffic> t = rv::traffic_model(r);
   return t ? std::optional<int64_t>((*t).*field) : std::nullopt;
 }
+ErrorMetrics& unquantized(Result& r) {
+  if (!r.errors_vs_unquantized) r.errors_vs_unquantized.emplace();
+  return *r.errors_vs_unquantized;
+}
 GradErrors& grads(Result& r) {
   if (!r.grad_errors) r.grad_errors.emplace();
   return *r.grad_errors;
@@ -191,6 +195,9 @@ const std::vector<Column>& columns() {
              [](Result& r, const std::string& s) { errs(r).sampled = s2b(s, "sampled"); }},
       FA_OPT_DBL("tolerance", tolerances, tolerance, tols),
       FA_OPT_DBL("lse_tolerance", tolerances, lse_tolerance, tols),
+      FA_OPT_DBL("errors_vs_unquantized_o_max_abs", errors_vs_unquantized, o_max_abs, unquantized),
+      FA_OPT_DBL("errors_vs_unquantized_o_rel_l2", errors_vs_unquantized, o_rel_l2, unquantized),
+      FA_OPT_DBL("errors_vs_unquantized_lse_max_abs", errors_vs_unquantized, lse_max_abs, unquantized),
       FA_GRAD_COLUMNS(dq),
       FA_GRAD_COLUMNS(dk),
       FA_GRAD_COLUMNS(dv),

@@ -184,6 +184,15 @@ json result_to_json(const Result& r) {
   } else {
     j["errors"] = nullptr;
   }
+  // Only e4m3 rows carry it; other rows' JSON stays as it was.
+  if (r.errors_vs_unquantized) {
+    const ErrorMetrics& u = *r.errors_vs_unquantized;
+    j["errors_vs_unquantized"] = {{"o_max_abs", num(u.o_max_abs)},
+                                  {"o_max_rel", num(u.o_max_rel)},
+                                  {"o_rel_l2", num(u.o_rel_l2)},
+                                  {"lse_max_abs", num(u.lse_max_abs)},
+                                  {"nonfinite", u.nonfinite}};
+  }
   j["grad_errors"] = r.grad_errors ? grad_errors_json(*r.grad_errors) : json(nullptr);
   j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
   j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
@@ -267,6 +276,16 @@ Result result_from_json(const json& j, const std::string& where) {
     m.sampled = e.b("sampled");
     out.errors = m;
     out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
+  }
+  if (j.contains("errors_vs_unquantized") && !r.null("errors_vs_unquantized")) {
+    Reader u = r.sub("errors_vs_unquantized");
+    ErrorMetrics m;
+    m.o_max_abs = u.d("o_max_abs");
+    m.o_max_rel = u.d("o_max_rel");
+    m.o_rel_l2 = u.d("o_rel_l2");
+    m.lse_max_abs = u.d("lse_max_abs");
+    m.nonfinite = u.i("nonfinite");
+    out.errors_vs_unquantized = m;
   }
   if (!r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
   share_checked_rows(out);

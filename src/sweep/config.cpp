@@ -25,7 +25,7 @@ const std::vector<std::string>& config_keys() {
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "exact_check", "warmup",    "min_samples", "max_samples",
       "max_seconds", "target_noise", "flush_l2",   "threads",      "cpu_mem_limit", "counters",
-      "timeout",     "inputs",     "save_outputs", "pass",        "shard",         "devices"};
+      "timeout",     "inputs",     "save_outputs", "pass",        "shard",         "devices",      "fp8_scaling",  "fp8_hadamard"};
   return keys;
 }
 
@@ -170,7 +170,14 @@ const std::vector<Setting>& settings() {
        }},
       {"causal", Shape::word_list, [](C& c, std::string_view t, W w) { c.causal = parse_bool_axis(t, w); }},
       {"dtype", Shape::word_list,
-       [](C& c, std::string_view t, W w) { c.dtype = named_axis(t, w, "dtype", "bf16, fp16 or fp32", parse_dtype); }},
+       [](C& c, std::string_view t, W w) { c.dtype = named_axis(t, w, "dtype", "bf16, fp16, fp32 or e4m3", parse_dtype); }},
+      {"fp8_scaling", Shape::word,
+       [](C& c, std::string_view t, W w) {
+         auto s = parse_fp8_scaling(t);
+         if (!s) throw UsageError(fmt::format("{}: unknown fp8 scaling '{}'; expected tensor, head or block", w, t));
+         c.fp8_scaling = *s;
+       }},
+      {"fp8_hadamard", Shape::boolean, [](C& c, std::string_view t, W w) { c.fp8_hadamard = parse_boolean(t, w); }},
       {"pass", Shape::word_list,
        [](C& c, std::string_view t, W w) { c.pass = named_axis(t, w, "pass", "fwd, bwd or fwd+bwd", parse_pass); }},
       {"kernels", Shape::word_list,
@@ -262,7 +269,7 @@ void check_inputs_fit(const UserInputs& u, const std::vector<DType>& dtypes, con
   const char* names[] = {"q.npy", "k.npy", "v.npy"};
   const std::vector<float>* tensors[] = {&u.tensors.q, &u.tensors.k, &u.tensors.v};
   for (DType d : dtypes) {
-    if (d == DType::f32) continue;
+    if (d == DType::f32 || d == DType::e4m3) continue;  // e4m3: quantized with a scale, it saturates
     for (int t = 0; t < 3; ++t) {
       for (size_t i = 0; i < tensors[t]->size(); ++i) {
         const float x = (*tensors[t])[i];
@@ -273,6 +280,29 @@ void check_inputs_fit(const UserInputs& u, const std::vector<DType>& dtypes, con
       }
     }
   }
+}
+
+// The fp8 settings shape e4m3 inputs only, and e4m3 runs the forward only.
+void check_fp8_settings(const SweepConfig& c, std::map<std::string, std::string>& from) {
+  const bool e4m3 = std::find(c.dtype.begin(), c.dtype.end(), DType::e4m3) != c.dtype.end();
+  const std::string dtype_from = from.count("dtype") ? from["dtype"] : "dtype (default bf16)";
+  for (const char* key : {"fp8_scaling", "fp8_hadamard"})
+    if (from.count(key) && !e4m3)
+      throw UsageError(fmt::format("{}: applies to e4m3 inputs only, and {} has no e4m3; expected e4m3 among the "
+                                   "dtypes (e.g. --dtype e4m3)",
+                                   from[key], dtype_from));
+  if (!e4m3) return;
+  for (Pass x : c.pass)
+    if (x != Pass::fwd)
+      throw UsageError(fmt::format("{}: pass {} with e4m3 in {}: e4m3 is forward only; expected --pass fwd or a "
+                                   "separate sweep for the 16-bit dtypes",
+                                   from.count("pass") ? from["pass"] : "pass", to_string(x), dtype_from));
+  if (c.fp8_hadamard)
+    for (int d : c.head_dim)
+      if (d & (d - 1))
+        throw UsageError(fmt::format("{}: head_dim {} is not a power of two, which the Hadamard transform needs "
+                                     "(from {}); expected head dims such as 64, 128, 256",
+                                     from["fp8_hadamard"], d, from.count("head_dim") ? from["head_dim"] : "head_dim"));
 }
 
 }  // namespace
@@ -351,6 +381,7 @@ SweepConfig resolve_config(const ConfigSource& src) {
                                  c.timing.max_samples,
                                  from.count("min_samples") ? from["min_samples"] : "min_samples",
                                  c.timing.min_samples));
+  check_fp8_settings(c, from);
   if (!c.inputs.empty()) {
     // The files fix the shape axes; axes given as well are replaced (and the
     // resolved config shows the shapes that ran).
@@ -404,6 +435,10 @@ nlohmann::json SweepConfig::to_json() const {
   for (Pass x : pass) ps.push_back(std::string(to_string(x)));
   j["pass"] = ps;
   if (!kernels.empty()) j["kernels"] = kernels;
+  if (std::find(dtype.begin(), dtype.end(), DType::e4m3) != dtype.end()) {
+    j["fp8_scaling"] = std::string(to_string(fp8_scaling));
+    j["fp8_hadamard"] = fp8_hadamard;
+  }
   j["distribution"] = std::string(to_string(distribution));
   if (seed) j["seed"] = *seed;
   j["backend"] = backend;

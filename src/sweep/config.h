@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/fp8_quant.h"
 #include "check/inputs.h"
 #include "check/user_inputs.h"
 #include "core/types.h"
@@ -64,6 +65,11 @@ struct SweepConfig {
   std::vector<Tile> block;               // when !block_auto
   std::vector<bool> causal{false};
   std::vector<DType> dtype{DType::bf16};
+  // e4m3 points only (docs/MEASUREMENT.md, "FP8 inputs"): the descale groups of
+  // Q, K, V, and whether Q and K are rotated by the seeded randomized Hadamard
+  // transform before they are quantized. Set with no e4m3 dtype: a usage error.
+  Fp8Scaling fp8_scaling = Fp8Scaling::tensor;
+  bool fp8_hadamard = false;
   std::vector<Pass> pass{Pass::fwd};     // fwd: fwd variants; bwd, fwd+bwd: bwd variants
   std::string kernels;                   // "": every kernel of the back end in use
   Distribution distribution = Distribution::normal;

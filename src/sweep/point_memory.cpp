@@ -33,6 +33,11 @@ PointMemory point_memory(const AttnProblem& p, int64_t rows_checked, std::option
   m.backend = backend == Backend::cpu ? 4 * (q + 2 * kv + o + lse) : 2 * std::max(q, kv);
   // cuda: the standard's O and LSE on the checked rows come back from the GPU (check/standard_gpu.h).
   if (backend == Backend::cuda) m.tolerance = std::max(m.tolerance, 4 * (b * rows * h * d + b * h * rows));
+  if (p.dtype == DType::e4m3) {
+    m.inputs += 4 * (q + 2 * kv) + (q + 2 * kv);           // the unquantized copy, the codes
+    m.reference += 8 * (b * rows * h * d + b * h * rows);  // the reference on the unquantized inputs
+    m.tolerance += hw * 4 * kChunk * (nk + d);             // the FP8 standard's magnitude blocks
+  }
   if (!cols_checked) return m;
 
   // A backward row: one float64 pass gives the forward rows and the gradients.

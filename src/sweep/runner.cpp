@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "check/fp8_inputs.h"
 #include "check/inputs.h"
 #include "check/inputs_gpu.h"
 #include "check/user_inputs.h"
@@ -56,6 +57,7 @@ Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
 struct PointData {
   HostInputs inputs;
   std::optional<DeviceInputs> device;  // the cuda back end: the tensors the kernels read
+  HostInputs unquantized;  // e4m3: Q, K, V before quantization
   PointCheck check;
   GradTolerances grad_tolerances;
   double host_bytes = 0;   // point_memory(...).total()
@@ -101,12 +103,13 @@ CheckBlocks check_blocks(const PlannedPoint& pp) {
 // The inputs on the back end, and on the host where something there reads them:
 // on cuda they are made on the device (check/inputs_gpu.h), dO too for a
 // backward point, and d.inputs stays empty (the references and both tolerance
-// rules' standards read the device tensors); the user's tensors are read on
-// the host and copied.
+// rules' standards read the device tensors); the user's tensors and an e4m3
+// point's (quantized on the host, check/fp8_inputs.h, and checked against the
+// host reference) are made on the host and copied.
 void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const AttnProblem& p = pp.problem;
   const bool backward = check_blocks(pp).grad_block_n.has_value();
-  if (ex.backend() == Backend::cuda && !c.user_inputs && inputs_gpu_built()) {
+  if (ex.backend() == Backend::cuda && !c.user_inputs && !host_reference(p) && inputs_gpu_built()) {
     const Executor::InputBuffers b = ex.allocate(p, backward);
     generate_inputs_gpu(p, c.distribution, seed, InputTargets{b.q, b.k, b.v, backward ? b.dout : nullptr});
     return;
@@ -120,6 +123,8 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
     d.inputs = generate_inputs(p, c.distribution, seed);
   }
   if (backward) d.inputs.dout = generate_dout(p, c.distribution, seed);
+  // e4m3: the float values quantized; the kernels read the codes, the reference the dequantized values.
+  if (p.dtype == DType::e4m3) d.unquantized = quantize_inputs(p, d.inputs, Fp8Settings{c.fp8_scaling, c.fp8_hadamard}, seed);
   ex.prepare(p, d.inputs);
 }
 
@@ -127,12 +132,14 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
 // the kernels read, dO included for a backward (check/validate.h).
 void prepare_reference(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed, Executor& ex, PointData& d) {
   const CheckBlocks b = check_blocks(pp);
-  if (ex.backend() == Backend::cuda) {
+  const bool fp8 = pp.problem.dtype == DType::e4m3;  // the host reference on the dequantized inputs
+  if (ex.backend() == Backend::cuda && !fp8) {
     const AttnParams a = ex.params();
     d.device = DeviceInputs{a.q, a.k, a.v, a.dout};
   }
-  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend()), b.block_m, seed, c.threads,
-                        b.grad_block_n, d.device ? &*d.device : nullptr);
+  d.check = check_point(pp.problem, d.inputs, check_limit(c, ex.backend(), host_reference(pp.problem)), b.block_m,
+                        seed, c.threads, b.grad_block_n, d.device ? &*d.device : nullptr,
+                        fp8 ? &d.unquantized : nullptr);
 }
 
 int64_t workspace_of(const KernelVariant& v, const AttnProblem& p) {
@@ -164,7 +171,9 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
                 Result& row, const RunnerHooks& hooks, bool& warned_counters, WallTimeSplit& wall) {
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
-  if (std::string why = refusal(k, p); !why.empty()) {
+  std::string why = refusal(k, p);
+  if (why.empty() && v.refuse_buffers) why = v.refuse_buffers(ex.params());
+  if (!why.empty()) {
     row.status = Status::unsupported;
     row.reason = why;
     return;
@@ -197,6 +206,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
     row.peak_extra_bytes = k.pass == Pass::fwd_bwd ? std::max(val.peak_extra_bytes, val.partner_peak_extra_bytes)
                                                     : val.peak_extra_bytes;
     row.errors = val.errors;
+    row.errors_vs_unquantized = val.errors_vs_unquantized;
     row.tolerances = d.check.tolerances;
     row.grad_errors = val.grad_errors;
     if (!val.passed) {
@@ -327,7 +337,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   std::string point_oom, point_error;
   bool point_sticky = false;
   PointData data;
-  const int64_t limit = check_limit(c, ex.backend());
+  const int64_t limit = check_limit(c, ex.backend(), host_reference(pp.problem));
   const PointMemory need =
       point_memory(pp.problem, limit, has_backward(pp) ? std::optional<int64_t>(limit) : std::nullopt, c.threads,
                    ex.backend(), c.user_inputs != nullptr);
@@ -428,11 +438,14 @@ SweepEnd stop_end(StopReason r) { return r == StopReason::timeout ? SweepEnd::ti
 
 }  // namespace
 
-int64_t check_limit(const SweepConfig& c, Backend backend) {
+int64_t check_limit(const SweepConfig& c, Backend backend, bool host_ref) {
   if (c.exact_check) return INT64_MAX;
-  if (backend == Backend::cuda && !c.origin.count("max_check_rows")) return INT64_MAX;
+  if (backend == Backend::cuda && !host_ref && !c.origin.count("max_check_rows")) return INT64_MAX;
   return c.max_check_rows;
 }
+
+// The GPU reference and standard hold 16-bit inputs; e4m3's are checked on the host.
+bool host_reference(const AttnProblem& p) { return p.dtype == DType::e4m3; }
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepConfig& c, uint64_t seed, Executor& ex,
                        double ceiling, const std::set<std::string>& done, const RunnerHooks& hooks) {

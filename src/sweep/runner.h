@@ -56,10 +56,14 @@ struct SweepOutcome {
 
 // How many query rows (and a backward's key columns) a point's check compares
 // before it samples: every one with exact_check; on the cuda back end every one
-// unless max_check_rows was set (the GPU references, the tolerance rules'
-// standards and the comparisons all run on the device, so every row and
-// column costs little); max_check_rows otherwise.
-int64_t check_limit(const SweepConfig&, Backend);
+// unless max_check_rows was set, for a point whose reference runs on the device
+// (the GPU references, the tolerance rules' standards and the comparisons all
+// run there, so every row and column costs little); max_check_rows otherwise.
+// host_reference: the point's reference is the host's (an e4m3 point).
+int64_t check_limit(const SweepConfig&, Backend, bool host_reference = false);
+// Whether a point's reference runs on the host whatever the back end: e4m3,
+// whose inputs are quantized on the host (check/fp8_inputs.h).
+bool host_reference(const AttnProblem&);
 
 // `done` holds Result::key()s of rows to skip (from --resume).
 // `matmul_ceiling_tflops` 0 leaves matmul_fraction at 0.

@@ -98,6 +98,7 @@ int run_sweep_command(SweepOptions& o) {
   if (o.no_l2_flush) apply_override(src, "flush_l2", "false", "--no-l2-flush");
   if (o.counters) apply_override(src, "counters", "true", "--counters");
   if (o.exact_check) apply_override(src, "exact_check", "true", "--exact-check");
+  if (o.fp8_hadamard) apply_override(src, "fp8_hadamard", "true", "--fp8-hadamard");
   SweepConfig cfg = resolve_config(src);
   set_stop_deadline(cfg.timeout);  // the whole run, from here
   if (o.resume) {

@@ -27,6 +27,7 @@ struct SweepOptions {
   bool no_l2_flush = false;
   bool counters = false;
   bool exact_check = false;
+  bool fp8_hadamard = false;
 };
 
 }  // namespace fa::cli

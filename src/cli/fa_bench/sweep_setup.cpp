@@ -26,7 +26,12 @@ const std::vector<SweepFlag>& sweep_value_flags() {
       {"--hidden", "hidden", "Model width: heads = hidden / head_dim. Example: --hidden 2048", "AXIS"},
       {"--heads-kv", "heads_kv", "K/V heads for GQA/MQA (default: equal to heads). Example: --heads-kv 1", "AXIS"},
       {"--causal", "causal", "Causal mask: false, true, or both. Example: --causal both", "BOOLS|both"},
-      {"--dtype", "dtype", "Element types: bf16, fp16, fp32. Example: --dtype bf16,fp16", "DTYPES"},
+      {"--dtype", "dtype",
+       "Element types: bf16, fp16, fp32, e4m3 (FP8 inputs quantized by the tool, forward only; "
+       "docs/MEASUREMENT.md, FP8 inputs). Example: --dtype bf16,e4m3", "DTYPES"},
+      {"--fp8-scaling", "fp8_scaling",
+       "e4m3 only: one descale per tensor, per (batch, head), or per block of 128 sequence rows of a "
+       "(batch, head) (default tensor). Example: --fp8-scaling head", "tensor|head|block"},
       {"--pass", "pass",
        "Passes: fwd (O, LSE), bwd (dQ, dK, dV after an untimed forward; the backward alone is timed), "
        "fwd+bwd (both timed as one); a list. Rows of bwd and fwd+bwd run the selection's backward "
@@ -107,6 +112,9 @@ Subcommand setup_sweep(CLI::App& parent) {
                 "cuda: do not flush L2 before each sample (config key flush_l2: false)");
   sub->add_flag("--counters", opts->counters,
                 "cuda: read DRAM bytes from hardware counters in an extra untimed run (config key counters)");
+  sub->add_flag("--fp8-hadamard", opts->fp8_hadamard,
+                "e4m3 only: rotate Q and K by the seeded randomized Hadamard transform over head_dim before "
+                "quantizing (QK^T unchanged; config key fp8_hadamard)");
   sub->add_flag("--exact-check", opts->exact_check,
                 "Compare every query row (and, for a backward, every key column) against the reference, "
                 "whatever --max-check-rows says (config key exact_check)");

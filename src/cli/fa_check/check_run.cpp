@@ -142,7 +142,7 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
       ++unsupported;
       continue;
     }
-    const int64_t limit = check_limit(cfg, ex.backend());
+    const int64_t limit = check_limit(cfg, ex.backend(), host_reference(p));
     const bool sampled = p.seqlen_q > limit || p.seqlen_k > limit;
     const auto group = sampled ? std::tuple(v->pass, v->tile.block_m, v->pass == Pass::bwd ? v->tile.block_n : 0)
                                : std::tuple(v->pass, 0, 0);

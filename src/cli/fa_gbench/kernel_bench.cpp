@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "check/fp8_inputs.h"
 #include "check/inputs.h"
 #include "check/validate.h"
 #include "core/errors.h"
@@ -16,16 +17,24 @@ std::string prepare_and_check(BenchState& s, const AttnProblem& p, const KernelV
   const std::string key = v.name + " " + p.describe();
   const uint64_t seed = *s.cfg.seed;
   std::optional<HostInputs> inputs;
-  if (!s.prepared || !(*s.prepared == p)) {
+  HostInputs unquantized;  // e4m3: before quantization (check/fp8_inputs.h)
+  auto make_inputs = [&] {
     inputs = generate_inputs(p, s.cfg.distribution, seed);
+    if (p.dtype == DType::e4m3)
+      unquantized = quantize_inputs(p, *inputs, Fp8Settings{s.cfg.fp8_scaling, s.cfg.fp8_hadamard}, seed);
+  };
+  if (!s.prepared || !(*s.prepared == p)) {
+    make_inputs();
     s.ex.release();
     s.prepared.reset();
     s.ex.prepare(p, *inputs);
     s.prepared = p;
   }
   if (auto it = s.check.find(key); it != s.check.end()) return it->second;
-  if (!inputs) inputs = generate_inputs(p, s.cfg.distribution, seed);
-  const PointCheck check = check_point(p, *inputs, s.cfg.max_check_rows, v.tile.block_m, seed, s.cfg.threads);
+  if (!inputs) make_inputs();
+  const bool fp8 = p.dtype == DType::e4m3;
+  const PointCheck check = check_point(p, *inputs, s.cfg.max_check_rows, v.tile.block_m, seed, s.cfg.threads,
+                                       std::nullopt, nullptr, fp8 ? &unquantized : nullptr);
   s.ex.reserve_workspace(v.workspace_bytes ? v.workspace_bytes(p) : 0);
   const Validation val = validate_variant(v, p, s.ex, check, seed);
   return s.check[key] = val.passed ? std::string() : "failed check: " + val.why;

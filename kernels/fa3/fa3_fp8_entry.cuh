@@ -1,0 +1,100 @@
+// fa3's FP8 (e4m3) forward as the registry sees it: AttnParams (e4m3 codes,
+// their descales, V^T in the workspace) to Fp8FwdParams, and one launch
+// sequence of the V^T pre-pass and the attention kernel, so a row's timing
+// includes the pre-pass. One instance per head_dim; the tile is the FP8
+// traits' (128 x 128, two consumer warpgroups and a producer, 2 stages).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+
+#include "common/attn_params.h"
+#include "fa3/fa3_fp8_fault.h"
+#include "fa3/fa3_fp8_fwd.cuh"
+
+namespace fa {
+
+namespace fa3 {
+// The planted v_descale_twice: O[b, s, h, :] *= V's descale of (b, h's kv head).
+// A template so that every instance's translation unit may define it (inline).
+template <typename Out>
+__global__ void fp8_fault_scale_o(Out* o, Fp8Descale v_descale, int seqlen_q, int heads, int group,
+                                  int head_dim, int64_t o_batch_stride, int64_t o_row_stride, int64_t o_head_stride) {
+  const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const float d = v_descale.at(b, h / group);
+  Out* row = o + b * o_batch_stride + int64_t(s) * o_row_stride + h * o_head_stride;
+  for (int c = threadIdx.x; c < head_dim; c += blockDim.x) row[c] = __float2bfloat16_rn(__bfloat162float(row[c]) * d);
+}
+}  // namespace fa3
+
+template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages,
+          Fa3Fp8Fault Fault = Fa3Fp8Fault::none>
+struct Fa3Fp8Kernel {
+  using Traits = Fa3Fp8TraitsFor<HeadDim>;
+  static_assert(std::is_same_v<Elem, uint8_t>, "fa3 fp8: e4m3 inputs are one-byte codes");
+  static_assert(BlockM == Traits::kBlockM && BlockN == Traits::kBlockN && Warps * 32 == Traits::kThreads,
+                "fa3 fp8: instances.cmake names the tile of Fa3Fp8TraitsFor");
+
+  static fa3::Fp8Descale descale(const DescaleView& d) { return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride}; }
+
+  static Fp8FwdParams fp8_params(const AttnParams& p) {
+    Fp8FwdParams f;
+    f.q = static_cast<const uint8_t*>(p.q);
+    f.k = static_cast<const uint8_t*>(p.k);
+    f.v = static_cast<const uint8_t*>(p.v);
+    f.o = p.o;
+    f.lse = p.lse;
+    f.vt = static_cast<uint8_t*>(p.workspace);
+    f.batch = p.batch, f.heads = p.heads, f.heads_kv = p.heads_kv;
+    f.seqlen_q = p.seqlen_q, f.seqlen_k = p.seqlen_k, f.head_dim = p.head_dim;
+    f.q_batch_stride = p.q_batch_stride, f.q_row_stride = p.q_row_stride, f.q_head_stride = p.q_head_stride;
+    f.k_batch_stride = p.k_batch_stride, f.k_row_stride = p.k_row_stride, f.k_head_stride = p.k_head_stride;
+    f.v_batch_stride = p.v_batch_stride, f.v_row_stride = p.v_row_stride, f.v_head_stride = p.v_head_stride;
+    f.o_batch_stride = p.o_batch_stride, f.o_row_stride = p.o_row_stride, f.o_head_stride = p.o_head_stride;
+    f.q_descale = descale(p.q_descale);
+    f.k_descale = descale(p.k_descale);
+    f.v_descale = descale(p.v_descale);
+    f.softmax_scale = p.softmax_scale;
+    f.causal = p.causal;
+    f.num_sms = p.num_sms;
+    return f;
+  }
+
+  // V^T: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
+  static int64_t workspace_bytes(const AttnParams& p) { return fp8_vt_bytes(fp8_params(p)); }
+
+  // Asked before buffers exist (the registry's refusal has null pointers and no
+  // workspace): those are checked at launch, the rest here.
+  static const char* unsupported(const AttnParams& p) {
+    if (p.dtype != ElemType::e4m3) return "fa3 fp8: instance built for e4m3 inputs";
+    if (p.head_dim != HeadDim) return "fa3 fp8: instance built for another head_dim";
+    if (p.o_dtype != ElemType::bf16) return "fa3 fp8: writes O in bf16 only";
+    if (p.q_descale.block_rows || p.k_descale.block_rows || p.v_descale.block_rows)
+      return "fa3 fp8: one descale per tensor or per (batch, head), not per block of rows";
+    Fp8FwdParams f = fp8_params(p);
+    // Stand-ins for what exists only at launch: aligned, never dereferenced here.
+    static const float placeholder[1] = {1.f};
+    alignas(16) static uint8_t vt_placeholder[16];
+    if (!f.q_descale.ptr) f.q_descale.ptr = placeholder;
+    if (!f.k_descale.ptr) f.k_descale.ptr = placeholder;
+    if (!f.v_descale.ptr) f.v_descale.ptr = placeholder;
+    if (!f.vt) f.vt = vt_placeholder;
+    return fa3_fp8_unsupported(f);
+  }
+
+  static int launch(const AttnParams& p, cudaStream_t stream) {
+    const Fp8FwdParams f = fp8_params(p);
+    if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f) ||
+        unsupported(p))
+      return int(cudaErrorInvalidValue);
+    const cudaError_t err = fa3_fp8_fwd(f, stream);  // the V^T pre-pass, then attention
+    if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
+    fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
+        static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,
+        p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+    return int(cudaGetLastError());
+  }
+};
+
+}  // namespace fa

@@ -1,0 +1,36 @@
+// An e4m3 point's inputs as the sweep makes them: generated in float (the
+// distribution's values, not rounded to a 16-bit dtype), Q and K optionally
+// rotated by the seeded randomized Hadamard transform, then quantized
+// (check/fp8_quant.h). docs/MEASUREMENT.md, "FP8 inputs", states the choices.
+#pragma once
+#include <cstdint>
+
+#include "check/fp8_quant.h"
+#include "core/tensors.h"
+#include "core/types.h"
+
+namespace fa {
+
+// Sequence rows per descale with block scaling: the FP8 kernels' tile height
+// (128 query rows, 128 keys per step), so one tile of Q or of K/V needs one
+// descale, and a block is long enough that its amax is not one outlier row's.
+inline constexpr int64_t kFp8BlockRows = 128;
+
+struct Fp8Settings {
+  Fp8Scaling scaling = Fp8Scaling::tensor;
+  bool hadamard = false;  // Q and K rotated over head_dim before quantization
+};
+
+// A quantized tensor as HostInputs carries it (the strides of its descales).
+E4m3Codes e4m3_codes(const Fp8Tensor&);
+
+// `in` holds float Q, K, V (as generate_inputs makes them for an e4m3 point).
+// Replaces them by their dequantized values and fills in.q8, k8, v8 with what
+// the kernels read; returns the inputs as they were, the unquantized ones the
+// second error figure is measured against. With hadamard, Q and K are rotated
+// by RandomizedHadamard(head_dim, seed) first: scores are unchanged, so the
+// unquantized inputs returned are the unrotated ones. UsageError for a
+// head_dim the transform cannot take (not a power of two).
+HostInputs quantize_inputs(const AttnProblem&, HostInputs& in, const Fp8Settings&, uint64_t seed);
+
+}  // namespace fa

@@ -1,0 +1,93 @@
+// fa3's e4m3 forward as the generated table and the registry present it: one
+// variant per built head_dim, its V^T workspace, what it refuses (asked before
+// any buffer exists, as the registry asks), its traffic with the pre-pass. Host
+// code only; tests/gpu/test_gpu_fp8_sweep.cpp runs it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/gpu_entry.h"
+#include "common/problem_params.h"
+#include "registry/kernel.h"
+
+namespace fa {
+namespace {
+
+std::vector<const GpuKernelEntry*> fp8_entries() {
+  std::vector<const GpuKernelEntry*> out;
+  for (const auto& e : gpu_kernel_entries())
+    if (std::strcmp(e.family, "fa3") == 0 && e.dtype == ElemType::e4m3) out.push_back(&e);
+  return out;
+}
+
+AttnProblem e4m3(int d, int sq = 1000, int sk = 1000) {
+  AttnProblem p;
+  p.batch = 2, p.heads = 8, p.heads_kv = 2, p.seqlen_q = sq, p.seqlen_k = sk, p.head_dim = d;
+  p.dtype = DType::e4m3;
+  return p;
+}
+
+TEST(Fa3Fp8Entries, OneForwardPerHeadDimWithTheFp8Tile) {
+  const auto entries = fp8_entries();
+  if (entries.empty()) GTEST_SKIP() << "fa3 not built";
+  for (const GpuKernelEntry* e : entries) {
+    EXPECT_STREQ(e->pass, "fwd");
+    EXPECT_TRUE(e->default_tile);
+    EXPECT_EQ(e->block_m, 128);
+    EXPECT_EQ(e->block_n, 128);
+    EXPECT_EQ(e->warps, 12);
+    const std::string name = "fa3.e4m3.hd" + std::to_string(e->head_dim) + ".128x128.w12.s2";
+    const KernelVariant* v = Registry::instance().find(name);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(v->dtypes, std::vector{DType::e4m3});
+  }
+}
+
+TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64) {
+  for (const GpuKernelEntry* e : fp8_entries()) {
+    const AttnParams p = make_params(e4m3(e->head_dim, 1000, 1000), ElemType::e4m3);
+    EXPECT_EQ(e->workspace_bytes(p), int64_t(2) * 2 * e->head_dim * 1024) << e->head_dim;
+  }
+}
+
+TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
+  const auto entries = fp8_entries();
+  if (entries.empty()) GTEST_SKIP() << "fa3 not built";
+  for (const GpuKernelEntry* e : entries) {
+    const AttnProblem p = e4m3(e->head_dim);
+    auto why = [&](const AttnParams& a) { return std::string(e->unsupported(a) ? e->unsupported(a) : ""); };
+    AttnParams bf16 = make_params(p, ElemType::bf16);
+    EXPECT_NE(why(bf16).find("e4m3"), std::string::npos);
+    AttnParams other = make_params(e4m3(e->head_dim == 64 ? 128 : 64), ElemType::e4m3);
+    EXPECT_NE(why(other).find("head_dim"), std::string::npos);
+    AttnParams blocks = make_params(p, ElemType::e4m3);
+    blocks.k_descale.block_rows = 128;
+    EXPECT_NE(why(blocks).find("per block"), std::string::npos);
+    AttnParams o_fp16 = make_params(p, ElemType::e4m3);
+    o_fp16.o_dtype = ElemType::f16;
+    EXPECT_NE(why(o_fp16).find("bf16"), std::string::npos);
+    // A shape it runs is refused here only for want of a Hopper device.
+    const std::string fine = why(make_params(p, ElemType::e4m3));
+    EXPECT_TRUE(fine.empty() || fine.find("device") != std::string::npos || fine.find("sm_90") != std::string::npos)
+        << fine;
+  }
+}
+
+TEST(Fa3Fp8Entries, TrafficCountsThePrePass) {
+  for (const GpuKernelEntry* e : fp8_entries()) {
+    const KernelVariant* v = Registry::instance().find("fa3.e4m3.hd" + std::to_string(e->head_dim) + ".128x128.w12.s2");
+    ASSERT_NE(v, nullptr);
+    const AttnProblem p = e4m3(e->head_dim);
+    const std::optional<Traffic> t = v->traffic(p);
+    ASSERT_TRUE(t);
+    const Traffic loop = traffic_model(Family::fa2, p, v->tile);
+    const int64_t kv_heads = int64_t(p.batch) * p.heads_kv;
+    EXPECT_EQ(t->read_bytes - loop.read_bytes, kv_heads * 1000 * e->head_dim);
+    EXPECT_EQ(t->write_bytes - loop.write_bytes, kv_heads * 1024 * e->head_dim);
+  }
+}
+
+}  // namespace
+}  // namespace fa
