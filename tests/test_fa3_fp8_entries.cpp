@@ -29,6 +29,11 @@ AttnProblem e4m3(int d, int sq = 1000, int sk = 1000) {
   return p;
 }
 
+// The registered name of the e4m3 forward at a head dim (its tile: 128 x 256 at 64, else 128 x 128).
+std::string fp8_name(int head_dim) {
+  return "fa3.e4m3.hd" + std::to_string(head_dim) + (head_dim == 64 ? ".128x256" : ".128x128") + ".w12.s2";
+}
+
 TEST(Fa3Fp8Entries, OneForwardPerHeadDimWithTheFp8Tile) {
   const auto entries = fp8_entries();
   if (entries.empty()) GTEST_SKIP() << "fa3 not built";
@@ -36,9 +41,9 @@ TEST(Fa3Fp8Entries, OneForwardPerHeadDimWithTheFp8Tile) {
     EXPECT_STREQ(e->pass, "fwd");
     EXPECT_TRUE(e->default_tile);
     EXPECT_EQ(e->block_m, 128);
-    EXPECT_EQ(e->block_n, 128);
+    EXPECT_EQ(e->block_n, e->head_dim == 64 ? 256 : 128);  // hd64: PERF_NOTES fa3-fp8-tiles
     EXPECT_EQ(e->warps, 12);
-    const std::string name = "fa3.e4m3.hd" + std::to_string(e->head_dim) + ".128x128.w12.s2";
+    const std::string name = fp8_name(e->head_dim);
     const KernelVariant* v = Registry::instance().find(name);
     ASSERT_NE(v, nullptr) << name;
     EXPECT_EQ(v->dtypes, std::vector{DType::e4m3});
@@ -77,7 +82,7 @@ TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
 
 TEST(Fa3Fp8Entries, TrafficCountsThePrePass) {
   for (const GpuKernelEntry* e : fp8_entries()) {
-    const KernelVariant* v = Registry::instance().find("fa3.e4m3.hd" + std::to_string(e->head_dim) + ".128x128.w12.s2");
+    const KernelVariant* v = Registry::instance().find(fp8_name(e->head_dim));
     ASSERT_NE(v, nullptr);
     const AttnProblem p = e4m3(e->head_dim);
     const std::optional<Traffic> t = v->traffic(p);

@@ -16,7 +16,7 @@ fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
 # tile per head_dim, the FP8 traits' (fa3_fp8_fwd.cuh): 128 query rows, 128
 # keys, a producer and two consumer warpgroups, 2 stages.
 fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fp8_entry.cuh fa::Fa3Fp8Kernel
-  e4m3:64:128:128:12:2  e4m3:128:128:128:12:2  e4m3:256:128:128:12:2)
+  e4m3:64:128:256:12:2  e4m3:128:128:128:12:2  e4m3:256:128:128:12:2)
 
 # Planted fault for the same self-test: the e4m3 head_dim 128 forward with V's
 # descale applied twice (fa3_fp8_fault.h). Not registered; built only with head_dim 128.
