@@ -1,0 +1,106 @@
+// The FP8 tensor cores' accumulation (check/fp8_mma.h). Every partial sum here
+// is exact in float32: a step's addends are multiples of 2^(E - 13) below
+// 33 * 2^(E + 1) in magnitude, 20 bits, so the order of the additions does not
+// matter and float32 reproduces the hardware's integer adder.
+#include "check/fp8_mma.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace fa {
+
+namespace {
+
+// Toward zero, for |x| < 2^31: every x here is below 2^14 on its grid. An int
+// conversion, which vectorizes where std::trunc does not.
+inline float trunc_small(float x) { return float(int32_t(x)); }
+
+// The grid of a step whose largest addend magnitude is `max_abs`: ulp =
+// 2^(E - 13) and its inverse, E = floor(log2 max_abs). Exact powers of two made
+// from the exponent field (max_abs >= 2^-31 here: products of e4m3 values are at
+// least 2^-18, a running sum a multiple of 2^-31); 0 gives a grid of 1, on which
+// a step of zeros sums to 0.
+struct Grid {
+  float ulp, inv;
+};
+inline Grid grid_of(float max_abs) {
+  const uint32_t e = std::bit_cast<uint32_t>(max_abs) & 0x7F800000u;  // 2^E's bits
+  constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
+  const uint32_t ulp = e == 0 ? 127u << 23 : e - kShift, inv = e == 0 ? 127u << 23 : (254u << 23) - e + kShift;
+  return {std::bit_cast<float>(ulp), std::bit_cast<float>(inv)};
+}
+
+}  // namespace
+
+float fp8_mma_dot(const float* a, const float* b, int n) {
+  float acc = 0.f;
+  float prod[kFp8MmaDepth];
+  for (int s0 = 0; s0 < n; s0 += kFp8MmaDepth) {
+    const int len = std::min(kFp8MmaDepth, n - s0);
+    float max_abs = std::fabs(acc);
+    for (int i = 0; i < len; ++i) {
+      prod[i] = a[s0 + i] * b[s0 + i];
+      max_abs = std::max(max_abs, std::fabs(prod[i]));
+    }
+    const Grid g = grid_of(max_abs);
+    float sum = trunc_small(acc * g.inv) * g.ulp;
+    for (int i = 0; i < len; ++i) sum += trunc_small(prod[i] * g.inv) * g.ulp;
+    acc = sum;
+  }
+  return acc;
+}
+
+// The same arithmetic on kFp8MmaKeys keys at once, in GCC/Clang vector types
+// (one AVX2 register of 8 floats): the FP8 standard runs it on every checked
+// row against every key it sees.
+namespace {
+using F8 = float __attribute__((vector_size(32)));
+using I8 = int32_t __attribute__((vector_size(32)));
+using U8 = uint32_t __attribute__((vector_size(32)));
+static_assert(kFp8MmaKeys == 8, "one F8 of keys");
+
+inline F8 abs8(F8 x) { return F8(U8(x) & 0x7FFFFFFFu); }
+inline F8 max8(F8 a, F8 b) { return a > b ? a : b; }
+inline F8 trunc8(F8 x) { return __builtin_convertvector(__builtin_convertvector(x, I8), F8); }
+}  // namespace
+
+void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_keys, float* out) {
+  constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
+  F8 prod[kFp8MmaDepth];
+  for (int64_t j0 = 0; j0 < n_keys; j0 += kFp8MmaKeys) {
+    const float* block = kb + j0 * n;  // this block's n channels x 8 keys, in L1 across the rows
+    const int64_t w = std::min<int64_t>(kFp8MmaKeys, n_keys - j0);
+    for (int r = 0; r < rows; ++r) {
+      const float* qr = q + int64_t(r) * n;
+      F8 acc = {};
+      for (int s0 = 0; s0 < n; s0 += kFp8MmaDepth) {
+        const int len = std::min(kFp8MmaDepth, n - s0);
+        F8 max_abs = abs8(acc);
+        for (int i = 0; i < len; ++i) {
+          F8 k;
+          std::memcpy(&k, block + (s0 + i) * kFp8MmaKeys, sizeof k);
+          prod[i] = qr[s0 + i] * k;
+          max_abs = max8(max_abs, abs8(prod[i]));
+        }
+        const U8 e = U8(max_abs) & 0x7F800000u;  // grid_of, lane by lane
+        const F8 ulp = F8(e == 0 ? U8{} + (127u << 23) : e - kShift);
+        const F8 inv = F8(e == 0 ? U8{} + (127u << 23) : (254u << 23) - e + kShift);
+        acc = trunc8(acc * inv) * ulp;
+        for (int i = 0; i < len; ++i) acc += trunc8(prod[i] * inv) * ulp;
+      }
+      for (int64_t l = 0; l < w; ++l) out[int64_t(r) * n_keys + j0 + l] = acc[l];
+    }
+  }
+}
+
+std::vector<float> fp8_keys_blocked(const float* keys, int64_t n_keys, int n, int64_t stride) {
+  const int64_t blocks = (n_keys + kFp8MmaKeys - 1) / kFp8MmaKeys;
+  std::vector<float> kb(size_t(blocks * n * kFp8MmaKeys), 0.f);
+  for (int64_t j = 0; j < n_keys; ++j)
+    for (int i = 0; i < n; ++i) kb[size_t((j / kFp8MmaKeys * n + i) * kFp8MmaKeys + j % kFp8MmaKeys)] = keys[j * stride + i];
+  return kb;
+}
+
+}  // namespace fa
