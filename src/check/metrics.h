@@ -17,16 +17,11 @@ ErrorMetrics compare_outputs(const AttnProblem&, const HostOutputs&, const Refer
 // error of a standard implementation in the kernel's own precision (float32
 // accumulation, S and P stored in the dtype, O rounded to the dtype),
 // measured on the same rows, plus a per-dtype floor. e4m3: the FP8 standard
-// (float32 S, exp(s - m) rounded to e4m3, O rounded to output_dtype) and an LSE
-// term for the FP8 tensor cores' accumulation (docs/MEASUREMENT.md, "The FP8
+// (scores added up as the FP8 tensor cores do, check/fp8_mma.h; exp(s - m)
+// rounded to e4m3, O rounded to output_dtype; docs/MEASUREMENT.md, "The FP8
 // tolerance rule").
 double o_tolerance(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 double dtype_floor(DType);
-// The FP8 LSE term (docs/MEASUREMENT.md, "The FP8 tolerance rule"): 2^-13 times
-// the largest, over the checked rows and the keys each sees, of
-// scale * sum_i w_i |q_i k_i|, w_i = ceil(d/32) - floor(i/32) (the k-steps of
-// 32 products whose partial sums hold channel i). 0 for other dtypes.
-double fp8_lse_accumulation(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
 // The point's tolerances: O as o_tolerance, LSE 1e-3 + 2 x the same standard
 // implementation's LSE max abs error, with one pass of that standard.
 Tolerances tolerances_for(const AttnProblem&, const HostInputs&, const ReferenceOutputs&);
