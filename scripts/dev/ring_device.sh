@@ -60,6 +60,12 @@ check one-gpu 0 --gpus 1 --seqlen-per-gpu 2048 --heads "$heads" --causal
 check fault-lse-sign 1 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads" --fault lse-sign
 check fault-skip-step 1 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads" --causal --fault skip-step
 
+# SM clocks, power and temperature once a second while the timings run: a
+# throttled run shows there (the power cap lowers the clock on long runs).
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv -lms 1000 \
+  > "$out/clocks.csv" 2>&1 &
+clock_logger=$!
+
 # time NAME ARGS...
 time_case() {
   local name=$1
@@ -81,6 +87,8 @@ for sms in 0 8; do
     time_case "$mask.32768.comm-sms$sms" --gpus 2 --seqlen-per-gpu 32768 --heads "$heads" --comm-sms "$sms" --no-whole "${extra[@]}"
   done
 done
+
+kill "$clock_logger" 2>/dev/null
 
 python3 - "$out" > "$out/time_table.md" <<'PY'
 import glob, os, re, sys

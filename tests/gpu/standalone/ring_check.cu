@@ -262,7 +262,9 @@ void open_comms(const Options& o, Comms* c) {
     std::fprintf(stderr, "ring_check: %s\n", c->nccl->error("ncclCommInitAll", res).c_str());
     std::exit(3);
   }
-  std::printf("NCCL %d from %s; %d communicators\n", c->nccl->version(), c->nccl->path().c_str(), o.gpus);
+  const char* ctas = std::getenv("NCCL_MAX_CTAS");
+  std::printf("NCCL %d from %s; %d communicators; NCCL_MAX_CTAS=%s\n", c->nccl->version(), c->nccl->path().c_str(),
+              o.gpus, ctas ? ctas : "(unset)");
 }
 
 uint16_t bf16_bits(float x) { return fa::standalone::to_bits(x, fa::ElemType::bf16); }
@@ -633,6 +635,11 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("ring_check: no CUDA device: skipped\n");
     return kSkip;
+  }
+  for (int r = 0; r < std::min(devices, o.gpus); ++r) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, r) == cudaSuccess)
+      std::printf("GPU %d: %s, sm_%d%d, %d SMs\n", r, prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   }
   if (devices < o.gpus) {
     std::printf("ring_check: --gpus %d needs %d CUDA devices, %d here: skipped\n", o.gpus, o.gpus, devices);
