@@ -1,5 +1,6 @@
 // The ring's host parts (kernels/ring/): the zigzag layout and step schedule, the
-// LSE merge formula, and NCCL's run-time loader. No GPU needed.
+// LSE merge formula, the per-step plan the driver enqueues (replayed here on the
+// host against one softmax), and NCCL's run-time loader. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "ring/lse_merge_math.h"
 #include "ring/nccl_loader.h"
+#include "ring/ring_plan.h"
 #include "ring/zigzag.h"
 
 #if __has_include(<nccl.h>)
@@ -230,6 +232,213 @@ TEST(RingMerge, AWrongLseSignChangesTheResult) {
   // What the ring's planted fault does (negate the partial's LSE) must move O.
   const MergeWeights right = merge_weights(2.f, 1.f), wrong = merge_weights(2.f, -1.f);
   EXPECT_GT(std::fabs(right.w_b - wrong.w_b), 0.1f);
+}
+
+// ---- the driver's plan, replayed on the host --------------------------------
+
+// Tensors [batch, rows, heads, d], float.
+struct Dims {
+  int batch, heads, heads_kv, d;
+};
+size_t at(const Dims& m, int64_t rows, int heads, int b, int64_t row, int h) {
+  return size_t(((b * rows + row) * heads + h) * m.d);
+}
+
+// What the GPUs hold: per GPU, Q, the caller's K/V and two ring buffers.
+struct ReplayGpu {
+  std::vector<float> q, k, v, ring_k[2], ring_v[2];
+  std::vector<float> o_part, lse_part, o_acc, lse_acc, o, lse;
+};
+
+// The whole ring, as ring_forward.cu enqueues it from plan_step: every GPU's
+// attention (double precision, the call's mask) and merge (merge_weights, float)
+// for step s, then every GPU's transfer of step s (the sender's read buffer into
+// the receiver's recv buffer). Returns the outputs gathered into whole-sequence
+// order: O [batch, L, heads, d], LSE [batch, heads, L].
+void replay(const Zigzag& z, bool causal, const Dims& m, const std::vector<float>& q, const std::vector<float>& k,
+            const std::vector<float>& v, bool skip_last, std::vector<float>* o_out, std::vector<float>* lse_out) {
+  const int n = z.gpus;
+  const int64_t rows = z.rows_per_gpu(), len = z.seqlen();
+  std::vector<ReplayGpu> gpus(static_cast<size_t>(n));
+  for (int g = 0; g < n; ++g) {
+    ReplayGpu& x = gpus[size_t(g)];
+    x.q.resize(size_t(m.batch * rows * m.heads * m.d));
+    x.k.resize(size_t(m.batch * rows * m.heads_kv * m.d));
+    x.v.resize(x.k.size());
+    for (int b = 0; b < m.batch; ++b)
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t gr = z.global_row(g, i);
+        for (int h = 0; h < m.heads; ++h)
+          for (int c = 0; c < m.d; ++c) x.q[at(m, rows, m.heads, b, i, h) + c] = q[at(m, len, m.heads, b, gr, h) + c];
+        for (int h = 0; h < m.heads_kv; ++h)
+          for (int c = 0; c < m.d; ++c) {
+            x.k[at(m, rows, m.heads_kv, b, i, h) + c] = k[at(m, len, m.heads_kv, b, gr, h) + c];
+            x.v[at(m, rows, m.heads_kv, b, i, h) + c] = v[at(m, len, m.heads_kv, b, gr, h) + c];
+          }
+      }
+    for (auto* t : {&x.ring_k[0], &x.ring_k[1], &x.ring_v[0], &x.ring_v[1]}) t->assign(x.k.size(), NAN);
+    x.o_part.assign(x.q.size(), NAN);
+    x.o_acc.assign(x.q.size(), NAN);  // as cudaMalloc leaves them: unread until written
+    x.o.assign(x.q.size(), NAN);
+    x.lse_part.assign(size_t(m.batch * m.heads * rows), NAN);
+    x.lse_acc.assign(x.lse_part.size(), NAN);
+    x.lse.assign(x.lse_part.size(), NAN);
+  }
+  const double scale = 1.0 / std::sqrt(double(m.d));
+  for (int s = 0; s < n; ++s) {
+    std::vector<StepPlan> plans;
+    for (int g = 0; g < n; ++g) plans.push_back(plan_step(z, causal, g, s, skip_last && s == n - 1));
+    for (int g = 0; g < n; ++g) {
+      ReplayGpu& x = gpus[size_t(g)];
+      const StepPlan& p = plans[size_t(g)];
+      ASSERT_LE(p.calls.size(), 1u);
+      ASSERT_TRUE(p.recv < 0 || p.recv != p.read) << "a transfer would overwrite the K/V its step reads";
+      const std::vector<float>& kk = p.read == kKvInput ? x.k : x.ring_k[p.read];
+      const std::vector<float>& vv = p.read == kKvInput ? x.v : x.ring_v[p.read];
+      for (const StepCall& c : p.calls)
+        for (int b = 0; b < m.batch; ++b)
+          for (int h = 0; h < m.heads; ++h)
+            for (int64_t i = 0; i < c.q_rows; ++i) {
+              const int hk = h / (m.heads / m.heads_kv);
+              const int64_t seen = c.causal ? i + 1 : c.kv_rows;
+              std::vector<double> sc(static_cast<size_t>(seen));
+              double mx = -INFINITY;
+              for (int64_t j = 0; j < seen; ++j) {
+                double acc = 0;
+                for (int e = 0; e < m.d; ++e)
+                  acc += double(x.q[at(m, rows, m.heads, b, c.q_begin + i, h) + e]) *
+                         kk[at(m, rows, m.heads_kv, b, c.kv_begin + j, hk) + e];
+                sc[size_t(j)] = acc * scale;
+                mx = std::max(mx, sc[size_t(j)]);
+              }
+              double l = 0;
+              for (double& e : sc) l += (e = std::exp(e - mx));
+              for (int e = 0; e < m.d; ++e) {
+                double acc = 0;
+                for (int64_t j = 0; j < seen; ++j)
+                  acc += sc[size_t(j)] / l * vv[at(m, rows, m.heads_kv, b, c.kv_begin + j, hk) + e];
+                x.o_part[at(m, rows, m.heads, b, c.q_begin + i, h) + e] = float(acc);
+              }
+              x.lse_part[size_t((int64_t(b) * m.heads + h) * c.q_rows + i)] = float(mx + std::log(l));
+            }
+      // The merge kernel, row by row.
+      for (int b = 0; b < m.batch; ++b)
+        for (int64_t row = p.merge_begin; row < p.merge_begin + p.merge_rows; ++row)
+          for (int h = 0; h < m.heads; ++h) {
+            const size_t lo = size_t((int64_t(b) * m.heads + h) * rows + row);
+            const bool has_part = row >= p.part_begin && row < p.part_begin + p.part_rows;
+            const float acc_lse = p.first ? -INFINITY : x.lse_acc[lo];
+            const float part_lse =
+                has_part ? x.lse_part[size_t((int64_t(b) * m.heads + h) * p.part_rows + (row - p.part_begin))]
+                         : -INFINITY;
+            const MergeWeights w = merge_weights(acc_lse, part_lse);
+            for (int e = 0; e < m.d; ++e) {
+              const size_t oo = at(m, rows, m.heads, b, row, h) + e;
+              const float acc = p.first ? 0.f : x.o_acc[oo];
+              const float val = has_part ? w.w_a * acc + w.w_b * x.o_part[oo] : acc;
+              (p.last ? x.o : x.o_acc)[oo] = val;
+            }
+            (p.last ? x.lse : x.lse_acc)[lo] = has_part ? w.lse : acc_lse;
+          }
+    }
+    // The transfers of step s: GPU g receives what g - 1 read.
+    std::vector<ReplayGpu> before = gpus;
+    for (int g = 0; g < n; ++g) {
+      const StepPlan& p = plans[size_t(g)];
+      if (p.recv < 0) continue;
+      const ReplayGpu& from = before[size_t((g + n - 1) % n)];
+      const int sent = plans[size_t((g + n - 1) % n)].read;
+      gpus[size_t(g)].ring_k[p.recv] = sent == kKvInput ? from.k : from.ring_k[sent];
+      gpus[size_t(g)].ring_v[p.recv] = sent == kKvInput ? from.v : from.ring_v[sent];
+    }
+  }
+  o_out->assign(q.size(), NAN);
+  lse_out->assign(size_t(m.batch * m.heads * len), NAN);
+  for (int g = 0; g < n; ++g)
+    for (int b = 0; b < m.batch; ++b)
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t gr = z.global_row(g, i);
+        for (int h = 0; h < m.heads; ++h) {
+          for (int e = 0; e < m.d; ++e)
+            (*o_out)[at(m, len, m.heads, b, gr, h) + e] = gpus[size_t(g)].o[at(m, rows, m.heads, b, i, h) + e];
+          (*lse_out)[size_t((int64_t(b) * m.heads + h) * len + gr)] =
+              gpus[size_t(g)].lse[size_t((int64_t(b) * m.heads + h) * rows + i)];
+        }
+      }
+}
+
+// Largest |ring - softmax| over O and LSE of the whole sequence (NaN: unwritten).
+double replay_error(int n, int64_t chunk, bool causal, bool skip_last) {
+  const Zigzag z{n, chunk};
+  const Dims m{2, 4, 2, 4};
+  const int64_t len = z.seqlen();
+  std::mt19937_64 rng(uint64_t(n * 100 + chunk * 10 + causal));
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> q(size_t(m.batch * len * m.heads * m.d)), k(size_t(m.batch * len * m.heads_kv * m.d)), v(k.size());
+  for (auto* t : {&q, &k, &v})
+    for (float& x : *t) x = nd(rng);
+  std::vector<float> o, lse;
+  replay(z, causal, m, q, k, v, skip_last, &o, &lse);
+  if (o.empty()) return INFINITY;  // the replay stopped at a failed assertion
+  double err = 0;
+  for (int b = 0; b < m.batch; ++b)
+    for (int h = 0; h < m.heads; ++h)
+      for (int64_t i = 0; i < len; ++i) {
+        std::vector<double> sc, vals;
+        std::vector<int64_t> keys;
+        for (int64_t j = 0; j < (causal ? i + 1 : len); ++j) keys.push_back(j);
+        std::vector<double> s(static_cast<size_t>(len)), vv(static_cast<size_t>(len) * m.d);
+        const int hk = h / (m.heads / m.heads_kv);
+        for (int64_t j : keys) {
+          double acc = 0;
+          for (int e = 0; e < m.d; ++e) acc += double(q[at(m, len, m.heads, b, i, h) + e]) * k[at(m, len, m.heads_kv, b, j, hk) + e];
+          s[size_t(j)] = acc / std::sqrt(double(m.d));
+          for (int e = 0; e < m.d; ++e) vv[size_t(j) * m.d + e] = v[at(m, len, m.heads_kv, b, j, hk) + e];
+        }
+        std::vector<int> ki(keys.begin(), keys.end());
+        std::vector<double> ref;
+        double ref_lse = 0;
+        direct(s, vv, m.d, ki, &ref, &ref_lse);
+        const double got_lse = lse[size_t((int64_t(b) * m.heads + h) * len + i)];
+        err = std::max(err, std::isnan(got_lse) ? INFINITY : std::fabs(got_lse - ref_lse));
+        for (int e = 0; e < m.d; ++e) {
+          const double got = o[at(m, len, m.heads, b, i, h) + e];
+          err = std::max(err, std::isnan(got) ? INFINITY : std::fabs(got - ref[size_t(e)]));
+        }
+      }
+  return err;
+}
+
+TEST(RingReplay, ThePlanComputesOneSoftmax) {
+  for (int n = 1; n <= 5; ++n)
+    for (int64_t chunk : {1, 3})
+      for (bool causal : {false, true})
+        EXPECT_LT(replay_error(n, chunk, causal, false), 2e-5)
+            << "gpus " << n << " chunk " << chunk << (causal ? " causal" : "");
+}
+
+TEST(RingReplay, SkippingTheLastStepIsCaught) {
+  for (int n = 2; n <= 4; ++n)
+    for (bool causal : {false, true}) EXPECT_GT(replay_error(n, 3, causal, true), 1e-2) << "gpus " << n;
+}
+
+TEST(RingPlan, BuffersAlternateAndTheLastStepWritesEveryRow) {
+  const Zigzag z{4, 8};
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_EQ(plan_step(z, true, g, 0).read, kKvInput);
+    EXPECT_EQ(plan_step(z, true, g, 0).recv, 0);
+    EXPECT_EQ(plan_step(z, true, g, 1).read, 0);
+    EXPECT_EQ(plan_step(z, true, g, 1).recv, 1);
+    EXPECT_EQ(plan_step(z, true, g, 2).read, 1);
+    EXPECT_EQ(plan_step(z, true, g, 2).recv, 0);  // the buffer step 1 read
+    const StepPlan last = plan_step(z, true, g, 3);
+    EXPECT_EQ(last.recv, -1);
+    EXPECT_TRUE(last.last);
+    EXPECT_EQ(last.merge_begin, 0);
+    EXPECT_EQ(last.merge_rows, z.rows_per_gpu());
+    EXPECT_TRUE(plan_step(z, true, g, 0).first);
+    EXPECT_EQ(plan_step(z, true, g, 0).merge_rows, z.rows_per_gpu());  // step 0 fills every row
+  }
 }
 
 TEST(RingNccl, MissingLibraryIsAClearError) {

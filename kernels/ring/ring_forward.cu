@@ -4,6 +4,7 @@
 
 #include "common/attn_params.h"
 #include "ring/lse_merge.h"
+#include "ring/ring_plan.h"
 
 namespace fa::ring {
 
@@ -174,9 +175,9 @@ std::string RingForward::enqueue(const std::vector<GpuShard>& shards, const std:
   return "";
 }
 
-// Step s's transfer: GPU r sends the K/V it holds at step s to r + 1 and
-// receives into ring buffer s % 2 what it holds at step s + 1 from r - 1. That
-// buffer was last read by the attention of step s - 1 (it held step s - 1's K/V).
+// Step s's transfer (ring_plan.h): GPU r sends the K/V it holds at step s to
+// r + 1 and receives what it holds at step s + 1 from r - 1, into the ring buffer
+// the attention of step s - 1 read: the transfer waits for that read.
 std::string RingForward::enqueue_comm(int s, const std::vector<GpuShard>& shards) {
   const int n = shape_.gpus;
   const size_t bytes =
@@ -191,19 +192,21 @@ std::string RingForward::enqueue_comm(int s, const std::vector<GpuShard>& shards
   NcclResult res = nccl_->group_start();
   if (res != kNcclSuccess) return nccl_->error("ncclGroupStart", res);
   std::string err;
+  const Zigzag z = shape_.zigzag();
   for (int r = 0; r < n && err.empty(); ++r) {
     Gpu& g = *gpus_[r];
-    const void* k = s == 0 ? shards[r].k : g.ring_k[(s - 1) % 2];
-    const void* v = s == 0 ? shards[r].v : g.ring_v[(s - 1) % 2];
+    const StepPlan plan = plan_step(z, shape_.causal, r, s);
+    const void* k = plan.read == kKvInput ? shards[r].k : g.ring_k[plan.read];
+    const void* v = plan.read == kKvInput ? shards[r].v : g.ring_v[plan.read];
     const int next = (r + 1) % n, prev = (r + n - 1) % n;
     // Sends and receives between one pair of GPUs match in order: K, then V.
     if ((res = nccl_->send(k, bytes, kNcclUint8, next, comms_[r], g.comm)) != kNcclSuccess)
       err = nccl_->error("ncclSend", res);
     else if ((res = nccl_->send(v, bytes, kNcclUint8, next, comms_[r], g.comm)) != kNcclSuccess)
       err = nccl_->error("ncclSend", res);
-    else if ((res = nccl_->recv(g.ring_k[s % 2], bytes, kNcclUint8, prev, comms_[r], g.comm)) != kNcclSuccess)
+    else if ((res = nccl_->recv(g.ring_k[plan.recv], bytes, kNcclUint8, prev, comms_[r], g.comm)) != kNcclSuccess)
       err = nccl_->error("ncclRecv", res);
-    else if ((res = nccl_->recv(g.ring_v[s % 2], bytes, kNcclUint8, prev, comms_[r], g.comm)) != kNcclSuccess)
+    else if ((res = nccl_->recv(g.ring_v[plan.recv], bytes, kNcclUint8, prev, comms_[r], g.comm)) != kNcclSuccess)
       err = nccl_->error("ncclRecv", res);
   }
   res = nccl_->group_end();
@@ -217,25 +220,23 @@ std::string RingForward::enqueue_comm(int s, const std::vector<GpuShard>& shards
   return "";
 }
 
-// Step s's attention on every GPU (zigzag.h's call for it) and the merge of
-// its partial into the running pair; the last step's merge writes the outputs.
+// Step s's attention on every GPU (its plan's call) and the merge of its
+// partial into the running pair; the last step's merge writes the outputs.
 std::string RingForward::enqueue_compute(int s, const std::vector<GpuShard>& shards,
                                          const std::vector<cudaStream_t>& streams, RingFault fault) {
   const RingShape& sh = shape_;
   const int n = sh.gpus;
   const Zigzag z = sh.zigzag();
-  const bool last = s == n - 1;
   for (int r = 0; r < n; ++r) {
     Gpu& g = *gpus_[r];
     cudaStream_t stream = streams[r];
     RING_TRY(cudaSetDevice(g.device));
     if (s >= 1) RING_TRY(cudaStreamWaitEvent(stream, g.comm_end[s - 1], 0));
     RING_TRY(cudaEventRecord(g.compute_begin[s], stream));
-    const void* k = s == 0 ? shards[r].k : g.ring_k[(s - 1) % 2];
-    const void* v = s == 0 ? shards[r].v : g.ring_v[(s - 1) % 2];
-    std::vector<StepCall> calls = step_calls(z, sh.causal, r, s);
-    if (fault == RingFault::skip_last_step && last) calls.clear();
-    if (calls.size() > 1) return "ring: a step of more than one call is not supported";
+    const StepPlan plan = plan_step(z, sh.causal, r, s, fault == RingFault::skip_last_step && s == n - 1);
+    const void* k = plan.read == kKvInput ? shards[r].k : g.ring_k[plan.read];
+    const void* v = plan.read == kKvInput ? shards[r].v : g.ring_v[plan.read];
+    if (plan.calls.size() > 1) return "ring: a step of more than one call is not supported";
 
     MergeArgs m;
     m.batch = sh.batch;
@@ -246,9 +247,17 @@ std::string RingForward::enqueue_compute(int s, const std::vector<GpuShard>& sha
     m.lse_part = g.lse_part;
     m.o_acc = g.o_acc;
     m.lse_acc = g.lse_acc;
-    m.first = s == 0;
+    m.first = plan.first;
     m.negate_part_lse = fault == RingFault::negate_lse;
-    for (const StepCall& c : calls) {
+    m.part_begin = plan.part_begin;
+    m.part_rows = plan.part_rows;
+    m.rows_begin = plan.merge_begin;
+    m.rows = plan.merge_rows;
+    if (plan.last) {
+      m.o_out = shards[r].o;
+      m.lse_out = shards[r].lse;
+    }
+    for (const StepCall& c : plan.calls) {
       AttnParams p;
       p.batch = sh.batch;
       p.heads = sh.heads;
@@ -280,19 +289,8 @@ std::string RingForward::enqueue_compute(int s, const std::vector<GpuShard>& sha
       }
       const int err = attention_.launch(p, stream);
       if (err != 0) return cuda_error("ring: attention launch", cudaError_t(err));
-      m.part_begin = c.q_begin;
-      m.part_rows = c.q_rows;
     }
     RING_TRY(cudaEventRecord(g.kv_read[s], stream));
-    if (last) {  // every row: rows this step did not touch are written out too
-      m.rows_begin = 0;
-      m.rows = sh.seqlen_per_gpu;
-      m.o_out = shards[r].o;
-      m.lse_out = shards[r].lse;
-    } else {
-      m.rows_begin = m.part_begin;
-      m.rows = m.part_rows;
-    }
     RING_TRY(launch_lse_merge(m, stream));
     RING_TRY(cudaEventRecord(g.compute_end[s], stream));
   }
