@@ -85,7 +85,9 @@ void expect_exact_cover(int n, int64_t chunk, bool causal) {
         ASSERT_LE(c.q_begin + c.q_rows, z.rows_per_gpu());
         ASSERT_GE(c.kv_begin, 0);
         ASSERT_LE(c.kv_begin + c.kv_rows, z.rows_per_gpu());
-        if (c.causal) ASSERT_TRUE(c.q_begin == c.kv_begin && c.q_rows == c.kv_rows && owner == g);
+        if (c.causal) {
+          ASSERT_TRUE(c.q_begin == c.kv_begin && c.q_rows == c.kv_rows && owner == g);
+        }
         for (int64_t i = 0; i < c.q_rows; ++i)
           for (int64_t j = 0; j < c.kv_rows; ++j) {
             if (c.causal && j > i) continue;
