@@ -2,7 +2,8 @@
 # The ring attention forward on a machine with 2 GPUs (docs/RING.md): tests/gpu/standalone/ring_check's
 # `check` cases first (non-causal, causal, GQA, MQA with every row, one GPU without
 # NCCL, and two planted faults that must fail), then `time` at 8K, 32K and 64K
-# tokens per GPU, hd128, bf16, both masks, and the SMs left to NCCL at 32K. Logs and
+# tokens per GPU, hd128, bf16, both masks, the SMs left to NCCL at 32K, and one GPU
+# through the same driver (the cost of the steps and merges alone). Logs and
 # timeline CSVs go to OUT_DIR; a short table is printed last.
 #   scripts/dev/ring_device.sh BUILD_DIR OUT_DIR
 # BUILD_DIR: the build folder (ring_check in it or in its tests/). NCCL: $NCCL_LIB if
@@ -80,6 +81,9 @@ for s in 8192 32768 65536; do
     time_case "$mask.$s" --gpus 2 --seqlen-per-gpu "$s" --heads "$heads" "${extra[@]}"
   done
 done
+# One GPU through the same driver (no NCCL): what the steps and merges cost by themselves.
+time_case "one-gpu-noncausal.32768" --gpus 1 --seqlen-per-gpu 32768 --heads "$heads"
+time_case "one-gpu-causal.32768" --gpus 1 --seqlen-per-gpu 32768 --heads "$heads" --causal
 for sms in 0 8; do
   for mask in noncausal causal; do
     extra=()
@@ -110,7 +114,7 @@ for path in sorted(glob.glob(os.path.join(out, "time.*.txt")), key=key):
     bar = 0.85 if causal else 0.90
     eff = float(kv["efficiency"])
     verdict = "-"
-    if int(kv["seqlen_per_gpu"]) >= 32768:
+    if int(kv["seqlen_per_gpu"]) >= 32768 and kv["gpus"] != "1":
         verdict = ("meets " if eff >= bar else "BELOW ") + str(bar)
     print("| %s | %.3f | %.1f | %.1f | %.1f | %.3f | %s | %s | %s | %.3f | %s |" % (
         name, float(kv["ring_ms"]), float(kv["agg_tflops"]), float(kv["per_gpu_tflops"]),
