@@ -1,7 +1,8 @@
 // The FP8 tensor cores' accumulation (check/fp8_mma.h). Every partial sum here
 // is exact in float32: a step's addends are multiples of 2^(E - 13) below
-// 33 * 2^(E + 1) in magnitude, 20 bits, so the order of the additions does not
-// matter and float32 reproduces the hardware's integer adder.
+// 33 * 2^(E + 2) in magnitude (a product's mantissas multiply to less than 4),
+// 21 bits, so the order of the additions does not matter and float32
+// reproduces the hardware's integer adder.
 #include "check/fp8_mma.h"
 
 #include <algorithm>
@@ -13,20 +14,28 @@ namespace fa {
 
 namespace {
 
-// Toward zero, for |x| < 2^31: every x here is below 2^14 on its grid. An int
+// Toward zero, for |x| < 2^31: every x here is below 2^15 on its grid. An int
 // conversion, which vectorizes where std::trunc does not.
 inline float trunc_small(float x) { return float(int32_t(x)); }
 
-// The grid of a step whose largest addend magnitude is `max_abs`: ulp =
-// 2^(E - 13) and its inverse, E = floor(log2 max_abs). Exact powers of two made
-// from the exponent field (max_abs >= 2^-31 here: products of e4m3 values are at
-// least 2^-18, a running sum a multiple of 2^-31); 0 gives a grid of 1, on which
-// a step of zeros sums to 0.
+// 2^(e4m3 exponent field) of a value, subnormals at 2^-6; 0 for 0. The step's
+// alignment exponent is the largest of these products (and of the running
+// sum's own exponent): a product of powers of two, exact in float.
+inline float field_pow2(float x) {
+  if (x == 0.f) return 0.f;
+  const uint32_t e = std::bit_cast<uint32_t>(x) & 0x7F800000u;
+  return std::max(std::bit_cast<float>(e), 0x1p-6f);
+}
+
+// The grid of a step whose alignment magnitude is `top` (2^E, or the running
+// sum when it is larger): ulp = 2^(E - 13) and its inverse, from the exponent
+// field (top >= 2^-31 here: e4m3 fields are at least 2^-6 each, a running sum
+// a multiple of 2^-31); 0 gives a grid of 1, on which a step of zeros sums to 0.
 struct Grid {
   float ulp, inv;
 };
-inline Grid grid_of(float max_abs) {
-  const uint32_t e = std::bit_cast<uint32_t>(max_abs) & 0x7F800000u;  // 2^E's bits
+inline Grid grid_of(float top) {
+  const uint32_t e = std::bit_cast<uint32_t>(top) & 0x7F800000u;  // 2^E's bits
   constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
   const uint32_t ulp = e == 0 ? 127u << 23 : e - kShift, inv = e == 0 ? 127u << 23 : (254u << 23) - e + kShift;
   return {std::bit_cast<float>(ulp), std::bit_cast<float>(inv)};
@@ -39,12 +48,12 @@ float fp8_mma_dot(const float* a, const float* b, int n) {
   float prod[kFp8MmaDepth];
   for (int s0 = 0; s0 < n; s0 += kFp8MmaDepth) {
     const int len = std::min(kFp8MmaDepth, n - s0);
-    float max_abs = std::fabs(acc);
+    float top = std::fabs(acc);
     for (int i = 0; i < len; ++i) {
       prod[i] = a[s0 + i] * b[s0 + i];
-      max_abs = std::max(max_abs, std::fabs(prod[i]));
+      top = std::max(top, field_pow2(a[s0 + i]) * field_pow2(b[s0 + i]));
     }
-    const Grid g = grid_of(max_abs);
+    const Grid g = grid_of(top);
     float sum = trunc_small(acc * g.inv) * g.ulp;
     for (int i = 0; i < len; ++i) sum += trunc_small(prod[i] * g.inv) * g.ulp;
     acc = sum;
@@ -68,23 +77,30 @@ inline F8 trunc8(F8 x) { return __builtin_convertvector(__builtin_convertvector(
 
 void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_keys, float* out) {
   constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
+  const int64_t block_floats = int64_t(2) * n * kFp8MmaKeys;
+  std::vector<float> q_pow2(size_t(int64_t(rows) * n));
+  for (size_t i = 0; i < q_pow2.size(); ++i) q_pow2[i] = field_pow2(q[i]);
   F8 prod[kFp8MmaDepth];
   for (int64_t j0 = 0; j0 < n_keys; j0 += kFp8MmaKeys) {
-    const float* block = kb + j0 * n;  // this block's n channels x 8 keys, in L1 across the rows
+    // This block's n x 8 values, then their n x 8 field powers: in L1 across the rows.
+    const float* values = kb + j0 / kFp8MmaKeys * block_floats;
+    const float* pow2 = values + int64_t(n) * kFp8MmaKeys;
     const int64_t w = std::min<int64_t>(kFp8MmaKeys, n_keys - j0);
     for (int r = 0; r < rows; ++r) {
       const float* qr = q + int64_t(r) * n;
+      const float* qp = q_pow2.data() + int64_t(r) * n;
       F8 acc = {};
       for (int s0 = 0; s0 < n; s0 += kFp8MmaDepth) {
         const int len = std::min(kFp8MmaDepth, n - s0);
-        F8 max_abs = abs8(acc);
+        F8 top = abs8(acc);
         for (int i = 0; i < len; ++i) {
-          F8 k;
-          std::memcpy(&k, block + (s0 + i) * kFp8MmaKeys, sizeof k);
+          F8 k, kp;
+          std::memcpy(&k, values + (s0 + i) * kFp8MmaKeys, sizeof k);
+          std::memcpy(&kp, pow2 + (s0 + i) * kFp8MmaKeys, sizeof kp);
           prod[i] = qr[s0 + i] * k;
-          max_abs = max8(max_abs, abs8(prod[i]));
+          top = max8(top, qp[s0 + i] * kp);
         }
-        const U8 e = U8(max_abs) & 0x7F800000u;  // grid_of, lane by lane
+        const U8 e = U8(top) & 0x7F800000u;  // grid_of, lane by lane
         const F8 ulp = F8(e == 0 ? U8{} + (127u << 23) : e - kShift);
         const F8 inv = F8(e == 0 ? U8{} + (127u << 23) : (254u << 23) - e + kShift);
         acc = trunc8(acc * inv) * ulp;
@@ -96,10 +112,15 @@ void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_
 }
 
 std::vector<float> fp8_keys_blocked(const float* keys, int64_t n_keys, int n, int64_t stride) {
-  const int64_t blocks = (n_keys + kFp8MmaKeys - 1) / kFp8MmaKeys;
-  std::vector<float> kb(size_t(blocks * n * kFp8MmaKeys), 0.f);
+  const int64_t blocks = (n_keys + kFp8MmaKeys - 1) / kFp8MmaKeys, block_floats = int64_t(2) * n * kFp8MmaKeys;
+  std::vector<float> kb(size_t(blocks * block_floats), 0.f);
   for (int64_t j = 0; j < n_keys; ++j)
-    for (int i = 0; i < n; ++i) kb[size_t((j / kFp8MmaKeys * n + i) * kFp8MmaKeys + j % kFp8MmaKeys)] = keys[j * stride + i];
+    for (int i = 0; i < n; ++i) {
+      float* block = kb.data() + j / kFp8MmaKeys * block_floats;
+      const float x = keys[j * stride + i];
+      block[i * kFp8MmaKeys + j % kFp8MmaKeys] = x;
+      block[(n + i) * kFp8MmaKeys + j % kFp8MmaKeys] = field_pow2(x);
+    }
   return kb;
 }
 
