@@ -9,16 +9,19 @@
 // outlier-channel rows show the error where the FP8 tolerance rule is applied.
 // The exact score (the sum of exact e4m3 products) is computed on the host.
 //
-// Printed: the crafted rows' exact and measured scores; for each candidate model
-// of the accumulation (float32 of the exact sum; per k-step alignment to the
+// Printed: the crafted rows' exact and measured scores; the candidate models of
+// the accumulation (float32 of the exact sum; per k-step alignment to the
 // largest addend with b bits kept, truncated toward zero or toward -inf, the
-// running sum among the addends or added after) how many rows it reproduces bit
-// for bit. Checked: the model the FP8 tolerance rule's standard uses
-// (check/fp8_mma.h: 13 bits, toward zero, running sum aligned) reproduces every
-// score to within 2^-20 of the row's largest addend, 1/128 of the grid it
-// truncates to. Exit 0 when it does, 1 when not, 77 without a device.
+// running sum among the addends or added after; the alignment taken from the
+// exponent fields) that reproduce the most rows bit for bit. Checked, for the
+// model the FP8 tolerance rule's standard uses (check/fp8_mma.h): the rows
+// against k = 1 (crafted, and N(0, 1) q) within 2^-22 of their largest addend,
+// and on rows against a random key an RMS score error
+// within 2x of the measured one, either way. Exit 0 when both hold, 1 when
+// not, 77 without a device.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +47,9 @@ struct Launch {
   int head_dim;
   std::vector<float> k;  // the one key, e4m3 values
   std::vector<Row> rows;
+  // Random keys: judged by the error statistics. Otherwise (k = 1) every row
+  // must match the emulation to float32 rounding.
+  bool statistical = false;
 };
 
 float e4m3(float x) { return fa::decode_e4m3(fa::encode_e4m3(x)); }
@@ -104,11 +110,18 @@ double truncate(double x, double ulp, Trunc t) {
 
 int exponent_of(double x) { return std::ilogb(x); }  // floor(log2 |x|), x != 0
 
+// e4m3's exponent field of a nonzero value: subnormals sit at 2^-6.
+int field_exponent(float x) { return std::max(std::ilogb(x), -6); }
+
 struct Model {
   std::string name;
   int bits = 0;           // kept below the leading one of the largest addend; 0: exact
   Trunc trunc = Trunc::toward_zero;
   bool acc_aligned = true;  // the running sum is one of the aligned addends
+  // The alignment exponent from the products' exponent fields (e_q + e_k +
+  // carry) rather than their magnitudes; the running sum's own exponent + acc_carry.
+  bool field = false;
+  int carry = 0, acc_carry = 0;
 };
 
 float model_score(const Model& m, const std::vector<float>& q, const std::vector<float>& k) {
@@ -125,8 +138,14 @@ float model_score(const Model& m, const std::vector<float>& q, const std::vector
     for (int c = k0; c < k0 + 32; ++c) add[n++] = double(q[c]) * k[c];
     if (m.acc_aligned) add[n++] = acc;
     int e = INT32_MIN;
-    for (int i = 0; i < n; ++i)
-      if (add[i] != 0) e = std::max(e, exponent_of(add[i]));
+    if (m.field) {
+      for (int c = k0; c < k0 + 32; ++c)
+        if (q[c] != 0 && k[c] != 0) e = std::max(e, field_exponent(q[c]) + field_exponent(k[c]) + m.carry);
+      if (acc != 0) e = std::max(e, exponent_of(acc) + m.acc_carry);
+    } else {
+      for (int i = 0; i < n; ++i)
+        if (add[i] != 0) e = std::max(e, exponent_of(add[i]));
+    }
     double s = 0;
     if (e != INT32_MIN) {
       const double ulp = std::ldexp(1.0, e - m.bits);
@@ -183,7 +202,7 @@ std::vector<Launch> launches(uint64_t seed) {
     out.push_back(std::move(l));
   }
   for (int d : {128, 256}) {
-    Launch l{"random hd" + std::to_string(d), d, std::vector<float>(d), {}};
+    Launch l{"random hd" + std::to_string(d), d, std::vector<float>(d), {}, true};
     for (float& x : l.k) x = e4m3(normal(rng));
     for (int i = 0; i < 256; ++i) {
       Row r{"normal", std::vector<float>(d)};
@@ -230,50 +249,66 @@ int main(int argc, char** argv) {
         models.push_back({"b=" + std::to_string(b) + (t == Trunc::toward_zero ? " trunc0" : " floor") +
                               (acc ? " acc-aligned" : " acc-after"),
                           b, t, acc});
+  for (int b = 12; b <= 14; ++b)
+    for (int carry = 0; carry <= 2; ++carry)
+      for (int acc_carry = 0; acc_carry <= 1; ++acc_carry)
+        models.push_back({"b=" + std::to_string(b) + " trunc0 field+" + std::to_string(carry) + " acc+" +
+                              std::to_string(acc_carry),
+                          b, Trunc::toward_zero, true, true, carry, acc_carry});
 
-  int beyond = 0, total = 0;
+  int failures = 0;
   for (const Launch& l : launches(seed)) {
     const std::vector<float> s = run_kernel(l);
     std::vector<int> matched(models.size(), 0);
-    std::vector<int> matched_crafted(models.size(), 0);
-    int crafted = 0;
-    double worst_ratio = 0;
     int exact_rows = 0;
+    double worst_exact = 0, worst_random = 0;  // |measured - emulated| / largest addend
+    double sq_measured = 0, sq_emulated = 0;     // random rows: squared errors against the exact score
     std::printf("\n== %s (%zu rows)\n", l.name.c_str(), l.rows.size());
     for (size_t i = 0; i < l.rows.size(); ++i) {
       const Row& r = l.rows[i];
       double exact = 0;
       for (int c = 0; c < l.head_dim; ++c) exact += double(r.q[c]) * l.k[c];
-      const double err = double(s[i]) - exact;
       const double emulated = fa::fp8_mma_dot(r.q.data(), l.k.data(), l.head_dim);
-      const double slack = std::ldexp(largest_addend(r.q, l.k), -20);
-      const double dev = std::fabs(double(s[i]) - emulated);
+      const double big = largest_addend(r.q, l.k);
+      const double dev = big > 0 ? std::fabs(double(s[i]) - emulated) / big : 0;
       const bool is_crafted = r.name != "normal" && r.name != "outliers";
-      crafted += is_crafted;
-      if (slack > 0) worst_ratio = std::max(worst_ratio, dev / slack);
-      if (dev > slack) ++beyond;
-      exact_rows += dev == 0;
-      ++total;
-      for (size_t m = 0; m < models.size(); ++m) {
-        const bool same = model_score(models[m], r.q, l.k) == s[i];
-        matched[m] += same;
-        matched_crafted[m] += same && is_crafted;
+      exact_rows += double(s[i]) == emulated;
+      if (!l.statistical) {
+        worst_exact = std::max(worst_exact, dev);
+      } else {
+        worst_random = std::max(worst_random, dev);
+        sq_measured += (s[i] - exact) * (s[i] - exact);
+        sq_emulated += (emulated - exact) * (emulated - exact);
       }
+      for (size_t m = 0; m < models.size(); ++m) matched[m] += model_score(models[m], r.q, l.k) == s[i];
       if (is_crafted || verbose)
-        std::printf("  %-44s exact %.10g measured %.10g err %+.3e emulated %.10g%s\n", r.name.c_str(), exact, s[i],
-                    err, emulated, dev > slack ? "  DIFFERS" : "");
+        std::printf("  %-44s exact %.10g measured %.10g err %+.3e emulated %.10g\n", r.name.c_str(), exact, s[i],
+                    double(s[i]) - exact, emulated);
     }
-    std::printf("  fp8_mma_dot: %d of %zu rows bit for bit; worst |measured - emulated| = %.3f x 2^-20 of the largest addend\n",
-                exact_rows, l.rows.size(), worst_ratio);
-    std::printf("  models reproducing every row bit for bit (crafted %d, all %zu):\n", crafted, l.rows.size());
-    int best = 0;
-    for (size_t m = 0; m < models.size(); ++m) best = std::max(best, matched[m]);
-    for (size_t m = 0; m < models.size(); ++m)
-      if (matched[m] == int(l.rows.size()) || matched[m] == best)
-        std::printf("    %-36s %d/%zu (crafted %d/%d)\n", models[m].name.c_str(), matched[m], l.rows.size(),
-                    matched_crafted[m], crafted);
+    const int random = l.statistical ? int(l.rows.size()) : 0;
+    std::printf("  fp8_mma_dot: %d of %zu rows bit for bit; worst |measured - emulated| / largest addend: 2^%.1f\n",
+                exact_rows, l.rows.size(), std::log2(std::max(worst_exact, worst_random) + 1e-300));
+    bool ok = worst_exact <= std::ldexp(1.0, -22);
+    if (random > 0) {
+      const double rms_m = std::sqrt(sq_measured / random), rms_e = std::sqrt(sq_emulated / random);
+      std::printf("  score error against the exact sum, RMS over %d rows: measured %.3e, emulated %.3e (ratio %.2f)\n",
+                  random, rms_m, rms_e, rms_m / rms_e);
+      ok = ok && rms_m <= 2 * rms_e && rms_e <= 2 * rms_m;
+    }
+    std::printf("  %s\n", ok ? "ok" : "FAIL: the emulation does not describe these scores");
+    failures += !ok;
+    std::vector<size_t> order(models.size());
+    for (size_t m = 0; m < order.size(); ++m) order[m] = m;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return matched[a] > matched[b]; });
+    std::printf("  models by rows reproduced bit for bit:\n");
+    for (size_t m = 0; m < std::min<size_t>(6, order.size()); ++m)
+      std::printf("    %-36s %d/%zu\n", models[order[m]].name.c_str(), matched[order[m]], l.rows.size());
   }
-  std::printf("\nfp8_accum_probe: %d of %d scores differ from fp8_mma_dot by more than 2^-20 of their largest addend\n",
-              beyond, total);
-  return beyond ? 1 : 0;
+  // Rows against k = 1 within 2^-22 of their largest addend (float32 rounding of
+  // the result); on random rows the emulated score error within 2x of the measured
+  // one either way: the FP8 rule doubles the emulated standard's error, so a
+  // kernel adding up like these tensor cores must not err by more than that,
+  // and a standard twice as lossy would hide faults.
+  std::printf("\nfp8_accum_probe: %s\n", failures ? "FAIL" : "the emulation describes the tensor cores' scores");
+  return failures ? 1 : 0;
 }
