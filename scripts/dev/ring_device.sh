@@ -84,7 +84,7 @@ done
 # One GPU through the same driver (no NCCL): what the steps and merges cost by themselves.
 time_case "one-gpu-noncausal.32768" --gpus 1 --seqlen-per-gpu 32768 --heads "$heads"
 time_case "one-gpu-causal.32768" --gpus 1 --seqlen-per-gpu 32768 --heads "$heads" --causal
-for sms in 0 8; do
+for sms in 4 8; do
   for mask in noncausal causal; do
     extra=()
     [ "$mask" = causal ] && extra=(--causal)

@@ -67,7 +67,7 @@ struct Options {
   RingFault fault = RingFault::none;
   std::string fault_name = "none";
   int block_m = 128, block_n = 176;
-  int comm_sms = 4;
+  int comm_sms = 0;  // SMs left to NCCL: 0 measured best on 2 H200s (docs/RING.md)
   std::string nccl_lib, csv;
   int samples = 10;
   bool whole = true;
