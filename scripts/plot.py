@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Figures from fa-bench results: sweep --csv or --json files, scripts/torch_peers.py CSVs
-(docs/OUTPUTS.md lists the columns).
+(docs/OUTPUTS.md lists the columns), and the CSV of a standalone peer timer
+(tests/gpu/standalone/cudnn_fp8_check --csv: cuDNN's FP8 forward beside an e4m3 sweep).
 
     python3 scripts/plot.py results/h200/2026-11-30-0d70af4/paper-fwd.json torch-paper-fwd.csv --out out/plots
     python3 scripts/plot.py run.csv --x head_dim --y tflops --series kernel --panels causal,dtype
@@ -107,6 +108,9 @@ def load(paths, meta_path=None):
                         metas.append(doc["metadata"])
                     continue
                 rd = csv.DictReader(f)
+                if {"impl", "hdim", "seqlen", "tflops"} <= set(rd.fieldnames or []):
+                    rows.extend(standalone_rows(rd))
+                    continue
                 missing = {"kernel", "seqlen_q", "head_dim", "causal", "status"} - set(rd.fieldnames or [])
                 if missing:
                     raise PlotError(f"{p}: not an fa-bench CSV (missing columns: {', '.join(sorted(missing))})")
@@ -114,6 +118,18 @@ def load(paths, meta_path=None):
         except OSError as e:
             raise PlotError(f"cannot read {p}: {e.strerror}")
     return rows, metas
+
+
+def standalone_rows(rd):
+    """A standalone timer's CSV (tests/gpu/standalone/cudnn_fp8_check --csv: impl, dtype,
+    o_type, causal, hdim, seqlen, batch, heads, ms, tflops, check) as sweep rows, so a
+    peer timed outside the sweep draws beside it. The kernel is named impl.dtype."""
+    for r in rd:
+        yield {"kernel": f"{r['impl']}.{r['dtype']}", "family": r["impl"].split("_")[0], "pass": "fwd",
+               "batch": r["batch"], "heads": r["heads"], "seqlen_q": r["seqlen"], "seqlen_k": r["seqlen"],
+               "head_dim": r["hdim"], "causal": "true" if r["causal"] in ("1", "true") else "false",
+               "dtype": r["dtype"], "status": "ok" if r.get("check", "").startswith("PASS") else "failed",
+               "median_ms": r["ms"], "tflops": r["tflops"]}
 
 
 def num(row, key):
@@ -620,7 +636,8 @@ def save_png(fig, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("files", nargs="+", help="fa-bench results: sweep --csv or --json files, torch_peers.py CSVs")
+    ap.add_argument("files", nargs="+", help="fa-bench results: sweep --csv or --json files, torch_peers.py CSVs, "
+                                             "cudnn_fp8_check --csv files")
     ap.add_argument("--out", default="plots", help="output folder (default: plots; created if missing)")
     ap.add_argument("--x", default="seqlen", help=f"x axis: {', '.join(X_CHOICES)} (default seqlen)")
     ap.add_argument("--y", default=",".join(FIGURES),
