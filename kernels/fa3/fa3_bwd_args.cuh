@@ -8,6 +8,7 @@
 #include <cuda.h>
 
 #include "common/mask.cuh"
+#include "fa3/fa3_bwd_order.h"
 
 namespace fa::fa3 {
 
@@ -35,25 +36,14 @@ struct BwdTile {
   int m_begin;  // first Q block whose rows see a key of this block
 };
 
-// The grid has one block per tile. Tiles of a (batch, kv head) pair list n_block
-// fastest, so the blocks running together read the same Q and dO from L2. Causal:
-// low n_blocks visit the most Q blocks, so within a group of group_bh pairs (sized
-// at launch so their Q and dO fit in half the L2) the tiles go n_block-major:
-// longest first, the short ones fill the tail. The same order is what the
-// deterministic mode needs: a tile adds its dQ after the tile with the previous
-// n_block of the same head, which starts earlier.
+// The grid has one block per tile, in bwd_order_at's order (fa3_bwd_order.h).
 template <int BlockM, int BlockN>
 __device__ __forceinline__ BwdTile bwd_tile_at(int idx, const BwdArgs& a) {
-  const int pairs = a.batch * a.heads_kv;
-  const int per_group = a.group_bh * a.num_n_blocks;
-  const int grp = idx / per_group;
-  const int r = idx - grp * per_group;
-  const int in_group = min(a.group_bh, pairs - grp * a.group_bh);
+  const BwdOrder o = bwd_order_at(idx, a.batch * a.heads_kv, a.num_n_blocks, a.group_bh);
   BwdTile t;
-  t.n_block = r / in_group;
-  const int pair = grp * a.group_bh + r % in_group;
-  t.kv_head = pair % a.heads_kv;
-  t.batch = pair / a.heads_kv;
+  t.n_block = o.n_block;
+  t.kv_head = o.pair % a.heads_kv;
+  t.batch = o.pair / a.heads_kv;
   t.group = a.heads / a.heads_kv;
   // Causal, bottom-right aligned: row i sees key j iff j <= i + seqlen_k - seqlen_q,
   // so the block's first key is first seen by row n_block * BlockN + seqlen_q - seqlen_k.
