@@ -2,6 +2,7 @@
 // scaling mode, zero groups, bad values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -151,6 +152,33 @@ TEST(Fp8Quant, BadValuesAreUsageErrors) {
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("[batch 1, row 20, head 2, channel 7]"), std::string::npos) << e.what();
     }
+  }
+}
+
+// The quantizer runs in tasks of sequence rows on every thread: a tensor of
+// several tasks (1000 rows, two batches) gives, in every mode, the descales and
+// codes of a plain loop over its elements.
+TEST(Fp8Quant, ThreadedQuantizationEqualsOneLoop) {
+  const BshdShape sh{2, 1000, 3, 16};
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd(0.f, 2.f);
+  std::vector<float> x(size_t(sh.elements()));
+  for (float& e : x) e = nd(rng);
+  x[size_t(sh.elements() - 5)] = 900.f;  // one group's amax far in the last task
+  for (Fp8Scaling mode : {Fp8Scaling::tensor, Fp8Scaling::head, Fp8Scaling::block}) {
+    const Fp8Tensor t = quantize_e4m3(x, sh, mode, 128);
+    std::vector<double> amax(t.descales.size(), 0.0);
+    std::vector<int64_t> group(x.size());
+    for (int64_t b = 0, i = 0; b < sh.batch; ++b)
+      for (int64_t s = 0; s < sh.seqlen; ++s)
+        for (int64_t h = 0; h < sh.heads; ++h)
+          for (int64_t c = 0; c < sh.head_dim; ++c, ++i) {
+            group[size_t(i)] = fp8_group_of(sh, mode, 128, b, s, h);
+            amax[size_t(group[size_t(i)])] = std::max(amax[size_t(group[size_t(i)])], std::fabs(double(x[size_t(i)])));
+          }
+    for (size_t g = 0; g < amax.size(); ++g) ASSERT_EQ(t.descales[g], float(amax[g] / 448.0)) << "group " << g;
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(t.codes[i], encode_e4m3(float(double(x[i]) * (448.0 / amax[size_t(group[i])])))) << "element " << i;
   }
 }
 
