@@ -52,6 +52,10 @@ check() {
   echo "check $name: exit $rc (expected $want) $verdict"
 }
 check noncausal 0 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads"
+# The same case with NCCL's own log of its set-up: which transport (NVLink P2P,
+# shared memory through the host) carries the ring's send/recv, whose bandwidth the
+# timings report.
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,NET check nccl-transport 0 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads"
 check causal 0 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads" --causal
 check gqa 0 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads" --kv-heads 4
 check gqa-causal 0 --gpus 2 --seqlen-per-gpu 2048 --heads "$heads" --kv-heads 4 --causal
