@@ -132,6 +132,46 @@ GradErrors grad_errors_from(const Reader& r) {
   return g;
 }
 
+// The FP8 settings of an e4m3 row: both fields or neither (a file written
+// before rows carried them; read_results_json fills them in from its config).
+std::optional<Fp8Settings> fp8_from(const Reader& r, DType dtype) {
+  const bool scaling = r.j.contains("fp8_scaling"), hadamard = r.j.contains("fp8_hadamard");
+  if (!scaling && !hadamard) return std::nullopt;
+  if (dtype != DType::e4m3)
+    throw UsageError(fmt::format("{}: a {} row has FP8 settings; expected fp8_scaling and fp8_hadamard on e4m3 "
+                                 "rows only",
+                                 r.where, to_string(dtype)));
+  Fp8Settings s;
+  const auto mode = parse_fp8_scaling(r.s("fp8_scaling"));
+  if (!mode) r.bad("fp8_scaling", "tensor, head or block");
+  s.fp8_scaling = *mode;
+  s.fp8_hadamard = r.b("fp8_hadamard");
+  return s;
+}
+
+// e4m3 rows of a file written before rows carried their FP8 settings: the
+// run's own, from metadata.config, where the sweep recorded them; else the
+// defaults, which fa-check and a sweep without the settings used.
+void fill_fp8_settings(std::vector<Result>& rows, const json& doc, const std::string& path) {
+  const json* config = nullptr;
+  if (doc.contains("metadata") && doc["metadata"].is_object() && doc["metadata"].contains("config") &&
+      doc["metadata"]["config"].is_object())
+    config = &doc["metadata"]["config"];
+  for (Result& r : rows) {
+    if (r.problem.dtype != DType::e4m3 || r.fp8) continue;
+    Fp8Settings s;
+    if (config && config->contains("fp8_scaling")) {
+      const Reader c{*config, path + ": metadata.config"};
+      const auto mode = parse_fp8_scaling(c.s("fp8_scaling"));
+      if (!mode) c.bad("fp8_scaling", "tensor, head or block");
+      s.fp8_scaling = *mode;
+    }
+    if (config && config->contains("fp8_hadamard"))
+      s.fp8_hadamard = Reader{*config, path + ": metadata.config"}.b("fp8_hadamard");
+    r.fp8 = s;
+  }
+}
+
 }  // namespace
 
 json result_to_json(const Result& r) {
@@ -146,6 +186,11 @@ json result_to_json(const Result& r) {
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
                   {"softmax_scale", num(p.scale_f64())}};
+  // Only e4m3 rows carry them; other rows' JSON and keys stay as they were.
+  if (r.fp8) {
+    j["fp8_scaling"] = std::string(to_string(r.fp8->fp8_scaling));
+    j["fp8_hadamard"] = r.fp8->fp8_hadamard;
+  }
   namespace rv = row_values;
   j["tile"] = {{"block_m", or_null(rv::tile_field(r.tile.block_m))},
                {"block_n", or_null(rv::tile_field(r.tile.block_n))},
@@ -230,11 +275,12 @@ Result result_from_json(const json& j, const std::string& where) {
   out.problem.head_dim = p.i32("head_dim");
   out.problem.causal = p.b("causal");
   auto dt = parse_dtype(p.s("dtype"));
-  if (!dt) p.bad("dtype", "bf16, fp16 or fp32");
+  if (!dt) p.bad("dtype", "bf16, fp16, fp32 or e4m3");
   out.problem.dtype = *dt;
   out.problem.set_recorded_scale(p.d("softmax_scale"));
   if (std::string why = out.problem.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("{}.problem: {}", where, why));
+  out.fp8 = fp8_from(r, out.problem.dtype);
   Reader t = r.sub("tile");
   out.tile = Tile{t.i32_or("block_m", 0), t.i32_or("block_n", 0), t.i32_or("warps", 0), t.i32_or("stages", 0)};
   auto st = parse_status(r.s("status"));
@@ -327,6 +373,7 @@ std::vector<Result> read_results_json(const std::string& path, json* metadata) {
     rows.push_back(result_from_json(doc["results"][i], fmt::format("{}: results[{}]", path, i)));
   if (doc.contains("metadata") && !doc["metadata"].is_object())
     throw UsageError(fmt::format("'{}': \"metadata\" must be an object", path));
+  fill_fp8_settings(rows, doc, path);
   if (metadata) *metadata = doc.contains("metadata") ? doc["metadata"] : json::object();
   return rows;
 }
