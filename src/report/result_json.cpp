@@ -98,6 +98,27 @@ json or_null(const std::optional<T>& v) {
 }
 Traffic traffic_from(const Reader& r) { return Traffic{r.i("read_bytes"), r.i("write_bytes")}; }
 
+// The figures `errors` and `errors_vs_unquantized` both hold, written and read
+// by one pair of functions so the two objects cannot drift apart; `errors` adds
+// lse_max_rel, the rows checked and the tolerances it was held to.
+json error_figures_json(const ErrorMetrics& e) {
+  return {{"o_max_abs", num(e.o_max_abs)},
+          {"o_max_rel", num(e.o_max_rel)},
+          {"o_rel_l2", num(e.o_rel_l2)},
+          {"lse_max_abs", num(e.lse_max_abs)},
+          {"nonfinite", e.nonfinite}};
+}
+
+ErrorMetrics error_figures_from(const Reader& r) {
+  ErrorMetrics m;
+  m.o_max_abs = r.d("o_max_abs");
+  m.o_max_rel = r.d("o_max_rel");
+  m.o_rel_l2 = r.d("o_rel_l2");
+  m.lse_max_abs = r.d("lse_max_abs");
+  m.nonfinite = r.i("nonfinite");
+  return m;
+}
+
 // The keys of one gradient tensor are the CSV's columns: dq_max_abs, ...
 const std::pair<const char*, TensorErrors GradErrors::*> kGradTensors[] = {
     {"dq", &GradErrors::dq}, {"dk", &GradErrors::dk}, {"dv", &GradErrors::dv}};
@@ -219,25 +240,18 @@ json result_to_json(const Result& r) {
   j["peak_extra_bytes"] = or_null(rv::peak_extra_bytes(r));
   if (r.errors) {
     const ErrorMetrics& e = *r.errors;
-    j["errors"] = {{"o_max_abs", num(e.o_max_abs)},     {"o_max_rel", num(e.o_max_rel)},
-                   {"o_rel_l2", num(e.o_rel_l2)},       {"lse_max_abs", num(e.lse_max_abs)},
-                   {"lse_max_rel", num(e.lse_max_rel)}, {"nonfinite", e.nonfinite},
-                   {"rows_checked", e.rows_checked},    {"sampled", e.sampled}};
+    json& ej = j["errors"] = error_figures_json(e);
+    ej["lse_max_rel"] = num(e.lse_max_rel);
+    ej["rows_checked"] = e.rows_checked;
+    ej["sampled"] = e.sampled;
     const Tolerances t = r.tolerances.value_or(Tolerances{});
-    j["errors"]["tolerance"] = num(t.tolerance);
-    j["errors"]["lse_tolerance"] = num(t.lse_tolerance);
+    ej["tolerance"] = num(t.tolerance);
+    ej["lse_tolerance"] = num(t.lse_tolerance);
   } else {
     j["errors"] = nullptr;
   }
   // Only e4m3 rows carry it; other rows' JSON stays as it was.
-  if (r.errors_vs_unquantized) {
-    const ErrorMetrics& u = *r.errors_vs_unquantized;
-    j["errors_vs_unquantized"] = {{"o_max_abs", num(u.o_max_abs)},
-                                  {"o_max_rel", num(u.o_max_rel)},
-                                  {"o_rel_l2", num(u.o_rel_l2)},
-                                  {"lse_max_abs", num(u.lse_max_abs)},
-                                  {"nonfinite", u.nonfinite}};
-  }
+  if (r.errors_vs_unquantized) j["errors_vs_unquantized"] = error_figures_json(*r.errors_vs_unquantized);
   j["grad_errors"] = r.grad_errors ? grad_errors_json(*r.grad_errors) : json(nullptr);
   j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
   j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
@@ -311,28 +325,15 @@ Result result_from_json(const json& j, const std::string& where) {
   out.peak_extra_bytes = r.null("peak_extra_bytes") ? -1 : r.i("peak_extra_bytes");
   if (!r.null("errors")) {
     Reader e = r.sub("errors");
-    ErrorMetrics m;
-    m.o_max_abs = e.d("o_max_abs");
-    m.o_max_rel = e.d("o_max_rel");
-    m.o_rel_l2 = e.d("o_rel_l2");
-    m.lse_max_abs = e.d("lse_max_abs");
+    ErrorMetrics m = error_figures_from(e);
     m.lse_max_rel = e.d("lse_max_rel");
-    m.nonfinite = e.i("nonfinite");
     m.rows_checked = e.i("rows_checked");
     m.sampled = e.b("sampled");
     out.errors = m;
     out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
   }
-  if (j.contains("errors_vs_unquantized") && !r.null("errors_vs_unquantized")) {
-    Reader u = r.sub("errors_vs_unquantized");
-    ErrorMetrics m;
-    m.o_max_abs = u.d("o_max_abs");
-    m.o_max_rel = u.d("o_max_rel");
-    m.o_rel_l2 = u.d("o_rel_l2");
-    m.lse_max_abs = u.d("lse_max_abs");
-    m.nonfinite = u.i("nonfinite");
-    out.errors_vs_unquantized = m;
-  }
+  if (j.contains("errors_vs_unquantized") && !r.null("errors_vs_unquantized"))
+    out.errors_vs_unquantized = error_figures_from(r.sub("errors_vs_unquantized"));
   if (!r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
   share_checked_rows(out);
   out.clock_before_mhz = r.i32_or("clock_before_mhz", -1);
