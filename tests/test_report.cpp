@@ -225,6 +225,44 @@ TEST(Report, RowsWithoutAPass) {
   EXPECT_NE(from_csv[0].key().find(" pass=fwd"), std::string::npos);
 }
 
+// An e4m3 row's two error figures, `errors` (against the dequantized inputs)
+// and `errors_vs_unquantized` (a subset of the same figures), read back as
+// written, non-finite values included; the second object holds its five keys.
+TEST(Report, BothErrorFiguresRoundTripInJson) {
+  Result r = full_row();
+  r.problem.dtype = DType::e4m3;
+  r.fp8 = Fp8Settings{Fp8Scaling::block, true};
+  ErrorMetrics u;
+  u.o_max_abs = 0.0625;
+  u.o_max_rel = std::numeric_limits<double>::infinity();
+  u.o_rel_l2 = std::numeric_limits<double>::quiet_NaN();
+  u.lse_max_abs = 3e-3;
+  u.nonfinite = 2;
+  r.errors_vs_unquantized = u;
+  const nlohmann::json j = result_to_json(r);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j["errors_vs_unquantized"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"lse_max_abs", "nonfinite", "o_max_abs", "o_max_rel", "o_rel_l2"}));
+  const Result back = result_from_json(j, "row");
+  expect_equal(r, back);
+  ASSERT_TRUE(back.errors_vs_unquantized.has_value());
+  const ErrorMetrics& b = *back.errors_vs_unquantized;
+  EXPECT_EQ(b.o_max_abs, u.o_max_abs);
+  EXPECT_EQ(b.o_max_rel, u.o_max_rel);
+  EXPECT_TRUE(std::isnan(b.o_rel_l2));
+  EXPECT_EQ(b.lse_max_abs, u.lse_max_abs);
+  EXPECT_EQ(b.nonfinite, u.nonfinite);
+  nlohmann::json missing = j;
+  missing["errors_vs_unquantized"].erase("o_rel_l2");
+  try {
+    result_from_json(missing, "row");
+    ADD_FAILURE() << "a figure missing from errors_vs_unquantized was read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("row.errors_vs_unquantized: missing field 'o_rel_l2'"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Keys: a bwd and a fwd+bwd row of one kernel are different rows.
 TEST(Report, ThePassIsPartOfTheRowKey) {
   Result b = backward_row(), f = backward_row();

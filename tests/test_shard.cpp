@@ -71,7 +71,7 @@ SweepPlan cpu_plan(const std::string& seqlen, const std::string& causal = "both"
 std::vector<std::string> keys_of(const SweepPlan& p) {
   std::vector<std::string> keys;
   for (const PlannedPoint& pp : p.points)
-    for (const PlannedKernel& k : pp.kernels) keys.push_back(row_key(pp.problem, k));
+    for (const PlannedKernel& k : pp.kernels) keys.push_back(row_key(pp, k));
   return keys;
 }
 

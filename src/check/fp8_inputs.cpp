@@ -29,17 +29,17 @@ E4m3Codes e4m3_codes(const Fp8Tensor& t) {
 
 HostInputs quantize_inputs(const AttnProblem& p, HostInputs& in, const Fp8Settings& s, uint64_t seed) {
   HostInputs original = in;
-  if (s.hadamard) {
+  if (s.fp8_hadamard) {
     const RandomizedHadamard h(p.head_dim, seed);
     h.apply_rows(in.q);
     h.apply_rows(in.k);
   }
   const BshdShape qs{p.batch, p.seqlen_q, p.heads, p.head_dim};
   const BshdShape ks{p.batch, p.seqlen_k, p.heads_kv, p.head_dim};
-  const int64_t rows = s.scaling == Fp8Scaling::block ? kFp8BlockRows : 0;
-  const Fp8Tensor q = quantize_e4m3(in.q, qs, s.scaling, rows);
-  const Fp8Tensor k = quantize_e4m3(in.k, ks, s.scaling, rows);
-  const Fp8Tensor v = quantize_e4m3(in.v, ks, s.scaling, rows);
+  const int64_t rows = s.fp8_scaling == Fp8Scaling::block ? kFp8BlockRows : 0;
+  const Fp8Tensor q = quantize_e4m3(in.q, qs, s.fp8_scaling, rows);
+  const Fp8Tensor k = quantize_e4m3(in.k, ks, s.fp8_scaling, rows);
+  const Fp8Tensor v = quantize_e4m3(in.v, ks, s.fp8_scaling, rows);
   in.q = dequantize(q);
   in.k = dequantize(k);
   in.v = dequantize(v);

@@ -16,11 +16,6 @@ namespace fa {
 // descale, and a block is long enough that its amax is not one outlier row's.
 inline constexpr int64_t kFp8BlockRows = 128;
 
-struct Fp8Settings {
-  Fp8Scaling scaling = Fp8Scaling::tensor;
-  bool hadamard = false;  // Q and K rotated over head_dim before quantization
-};
-
 // A quantized tensor as HostInputs carries it (the strides of its descales).
 E4m3Codes e4m3_codes(const Fp8Tensor&);
 

@@ -10,21 +10,6 @@
 
 namespace fa {
 
-std::string_view to_string(Fp8Scaling s) {
-  switch (s) {
-    case Fp8Scaling::tensor: return "tensor";
-    case Fp8Scaling::head: return "head";
-    case Fp8Scaling::block: return "block";
-  }
-  return "?";
-}
-
-std::optional<Fp8Scaling> parse_fp8_scaling(std::string_view s) {
-  for (Fp8Scaling m : {Fp8Scaling::tensor, Fp8Scaling::head, Fp8Scaling::block})
-    if (s == to_string(m)) return m;
-  return std::nullopt;
-}
-
 namespace {
 int64_t blocks_per_head(const BshdShape& sh, int64_t block_rows) {
   return (sh.seqlen + block_rows - 1) / block_rows;

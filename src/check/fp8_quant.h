@@ -4,15 +4,11 @@
 // block of sequence rows of one (batch, head) (docs/MEASUREMENT.md, "FP8 inputs").
 #pragma once
 #include <cstdint>
-#include <optional>
-#include <string_view>
 #include <vector>
 
-namespace fa {
+#include "core/fp8_settings.h"
 
-enum class Fp8Scaling { tensor, head, block };
-std::string_view to_string(Fp8Scaling);
-std::optional<Fp8Scaling> parse_fp8_scaling(std::string_view);
+namespace fa {
 
 // A BSHD tensor's extents: [batch, seqlen, heads, head_dim], head_dim innermost.
 struct BshdShape {

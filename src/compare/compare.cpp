@@ -126,6 +126,13 @@ std::string row_label(const Result& r) {
   return r.pass == Pass::fwd ? r.kernel : fmt::format("{} ({})", r.kernel, to_string(r.pass));
 }
 
+// A row's key with its FP8 settings left out: what finds the row of the other
+// run that was quantized otherwise, to say so rather than only "missing".
+std::string key_without_fp8(Result r) {
+  r.fp8.reset();
+  return r.key();
+}
+
 void judge_correctness(PairReport& p, const CompareOptions& o, int& other_inputs, int& other_rows) {
   const Result& b = *p.baseline;
   const Result& c = *p.current;
@@ -167,8 +174,11 @@ void judge_correctness(PairReport& p, const CompareOptions& o, int& other_inputs
 
 CompareReport compare_results(const std::vector<Result>& baseline, const std::vector<Result>& current,
                               const CompareOptions& o) {
-  std::map<std::string, const Result*> cur;
-  for (const Result& r : current) cur[r.key()] = &r;
+  std::map<std::string, const Result*> cur, cur_any_fp8;
+  for (const Result& r : current) {
+    cur[r.key()] = &r;
+    if (r.fp8) cur_any_fp8[key_without_fp8(r)] = &r;
+  }
   std::map<std::string, bool> seen;
   CompareReport rep;
   for (const Result& b : baseline) {
@@ -179,7 +189,14 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     p.baseline = b;
     auto it = cur.find(p.key);
     if (it == cur.end()) {
-      p.problems.push_back("missing from the current results");
+      // Inputs quantized another way are another measurement: never paired.
+      const auto other = b.fp8 ? cur_any_fp8.find(key_without_fp8(b)) : cur_any_fp8.end();
+      p.problems.push_back(other == cur_any_fp8.end()
+                               ? std::string("missing from the current results")
+                               : fmt::format("missing from the current results, which hold the row made with other "
+                                             "FP8 settings ({} -> {}): rows of inputs quantized otherwise are not "
+                                             "compared",
+                                             describe(b.fp8), describe(other->second->fp8)));
       ++rep.missing;
     } else {
       p.current = *it->second;

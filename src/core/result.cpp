@@ -24,14 +24,17 @@ std::optional<Status> parse_status(std::string_view s) {
 // Every problem field, named as in the CLI/JSON, so two runs pair up only when
 // kernel, shape and pass agree exactly (a bwd and a fwd+bwd row share their
 // kernel). softmax_scale is the scale used (scale_f64), in fmt's shortest
-// round-trip form, which is stable across runs.
+// round-trip form, which is stable across runs. The FP8 settings follow only
+// where the row has them (e4m3), so every other row's key is as it always was.
 std::string Result::key() const {
   const AttnProblem& p = problem;
-  return fmt::format(
+  std::string k = fmt::format(
       "{} batch={} heads={} heads_kv={} seqlen_q={} seqlen_k={} head_dim={} causal={} dtype={} "
       "softmax_scale={} pass={}",
       kernel, p.batch, p.heads, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, p.causal ? 1 : 0,
       to_string(p.dtype), p.scale_f64(), to_string(pass));
+  if (fp8) k += fmt::format(" fp8_scaling={} fp8_hadamard={}", to_string(fp8->fp8_scaling), fp8->fp8_hadamard ? 1 : 0);
+  return k;
 }
 
 void share_checked_rows(Result& r) {

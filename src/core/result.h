@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "core/fp8_settings.h"
 #include "core/grad_errors.h"
 #include "core/timing.h"
 #include "core/tolerances.h"
@@ -43,6 +44,9 @@ struct Result {
   // bwd and fwd+bwd rows: the forward kernel that gave the backward its O and
   // LSE (run untimed for bwd, timed with it for fwd+bwd); "" for fwd rows.
   std::string fwd_kernel;
+  // e4m3 rows (and only they): how the inputs were quantized. Part of key():
+  // rows of inputs quantized otherwise never pair, resume or merge as one.
+  std::optional<Fp8Settings> fp8;
   Tile tile;
   Status status = Status::ok;
   std::string reason;  // why, when status != ok
@@ -73,7 +77,8 @@ struct Result {
   // Set only by a run with --devices; absent from the files of a run without it.
   std::optional<DeviceIdentity> device;
 
-  // Identity for pairing (compare) and resuming: kernel + problem + pass.
+  // Identity for pairing (compare) and resuming: kernel + problem + pass, and
+  // the FP8 settings where the row has them.
   std::string key() const;
 };
 

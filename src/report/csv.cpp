@@ -239,11 +239,39 @@ const std::vector<Column>& device_columns() {
   return cols;
 }
 
-// The document's columns: every row field, and `device` where a row has one.
-std::vector<const Column*> document_columns(bool with_device) {
+Fp8Settings& fp8(Result& r) {
+  if (!r.fp8) r.fp8.emplace();
+  return *r.fp8;
+}
+
+// The FP8 settings flattened: written only when a row of the document has them
+// (e4m3), so files of other runs keep their columns; empty on other rows.
+const std::vector<Column>& fp8_columns() {
+  static const std::vector<Column> cols = {
+      Column{"fp8_scaling",
+             [](const Result& r) { return r.fp8 ? std::string(to_string(r.fp8->fp8_scaling)) : std::string(); },
+             [](Result& r, const std::string& s) {
+               const auto m = parse_fp8_scaling(s);
+               if (!m) throw UsageError(fmt::format("column 'fp8_scaling': unknown '{}'; expected tensor, head or block", s));
+               fp8(r).fp8_scaling = *m;
+             }},
+      Column{"fp8_hadamard",
+             [](const Result& r) { return r.fp8 ? std::string(r.fp8->fp8_hadamard ? "true" : "false") : std::string(); },
+             [](Result& r, const std::string& s) { fp8(r).fp8_hadamard = s2b(s, "fp8_hadamard"); }},
+  };
+  return cols;
+}
+
+// The document's columns: every row field, the FP8 settings after the
+// problem's where a row has them, and `device` where a row has one.
+std::vector<const Column*> document_columns(CsvLayout layout) {
   std::vector<const Column*> out;
-  for (const auto& c : columns()) out.push_back(&c);
-  if (with_device)
+  for (const auto& c : columns()) {
+    out.push_back(&c);
+    if (c.name == "softmax_scale" && layout.fp8)
+      for (const auto& f : fp8_columns()) out.push_back(&f);
+  }
+  if (layout.device)
     for (const auto& c : device_columns()) out.push_back(&c);
   return out;
 }
@@ -308,22 +336,22 @@ const std::vector<std::string>& csv_columns() {
   return names;
 }
 
-bool csv_has_device(const std::vector<Result>& rows) {
-  for (const auto& r : rows)
-    if (r.device) return true;
-  return false;
+CsvLayout csv_layout(const std::vector<Result>& rows) {
+  CsvLayout layout;
+  for (const auto& r : rows) layout.include(r);
+  return layout;
 }
 
-std::string csv_header(bool with_device) {
+std::string csv_header(CsvLayout layout) {
   std::string s;
-  for (const Column* c : document_columns(with_device)) s += (s.empty() ? "" : ",") + c->name;
+  for (const Column* c : document_columns(layout)) s += (s.empty() ? "" : ",") + c->name;
   return s + "\n";
 }
 
-std::string csv_row(const Result& r, bool with_device) {
+std::string csv_row(const Result& r, CsvLayout layout) {
   std::string s;
   bool first = true;
-  for (const Column* c : document_columns(with_device)) {
+  for (const Column* c : document_columns(layout)) {
     if (!first) s += ',';
     s += quote(c->get(r));
     first = false;
@@ -332,9 +360,9 @@ std::string csv_row(const Result& r, bool with_device) {
 }
 
 std::string csv_document(const std::vector<Result>& rows) {
-  const bool with_device = csv_has_device(rows);
-  std::string s = csv_header(with_device);
-  for (const auto& r : rows) s += csv_row(r, with_device);
+  const CsvLayout layout = csv_layout(rows);
+  std::string s = csv_header(layout);
+  for (const auto& r : rows) s += csv_row(r, layout);
   return s;
 }
 
@@ -346,7 +374,7 @@ std::vector<Result> read_results_csv(const std::string& path) {
   const std::string text = ss.str();
   size_t pos = 0;
   std::vector<std::string> header = parse_record(text, pos);
-  const std::vector<const Column*> cols = document_columns(true);
+  const std::vector<const Column*> cols = document_columns(CsvLayout{true, true});
   std::vector<const Column*> by_index;
   for (const auto& h : header) {
     const Column* found = nullptr;
@@ -373,6 +401,10 @@ std::vector<Result> read_results_csv(const std::string& path) {
         throw UsageError(fmt::format("{}:{}: {}", path, line, e.what()));
       }
     }
+    if (r.fp8 && r.problem.dtype != DType::e4m3)
+      throw UsageError(fmt::format("{}:{}: a {} row has FP8 settings; expected fp8_scaling and fp8_hadamard on "
+                                   "e4m3 rows only",
+                                   path, line, to_string(r.problem.dtype)));
     share_checked_rows(r);
     rows.push_back(std::move(r));
   }

@@ -98,6 +98,27 @@ json or_null(const std::optional<T>& v) {
 }
 Traffic traffic_from(const Reader& r) { return Traffic{r.i("read_bytes"), r.i("write_bytes")}; }
 
+// The figures `errors` and `errors_vs_unquantized` both hold, written and read
+// by one pair of functions so the two objects cannot drift apart; `errors` adds
+// lse_max_rel, the rows checked and the tolerances it was held to.
+json error_figures_json(const ErrorMetrics& e) {
+  return {{"o_max_abs", num(e.o_max_abs)},
+          {"o_max_rel", num(e.o_max_rel)},
+          {"o_rel_l2", num(e.o_rel_l2)},
+          {"lse_max_abs", num(e.lse_max_abs)},
+          {"nonfinite", e.nonfinite}};
+}
+
+ErrorMetrics error_figures_from(const Reader& r) {
+  ErrorMetrics m;
+  m.o_max_abs = r.d("o_max_abs");
+  m.o_max_rel = r.d("o_max_rel");
+  m.o_rel_l2 = r.d("o_rel_l2");
+  m.lse_max_abs = r.d("lse_max_abs");
+  m.nonfinite = r.i("nonfinite");
+  return m;
+}
+
 // The keys of one gradient tensor are the CSV's columns: dq_max_abs, ...
 const std::pair<const char*, TensorErrors GradErrors::*> kGradTensors[] = {
     {"dq", &GradErrors::dq}, {"dk", &GradErrors::dk}, {"dv", &GradErrors::dv}};
@@ -132,6 +153,46 @@ GradErrors grad_errors_from(const Reader& r) {
   return g;
 }
 
+// The FP8 settings of an e4m3 row: both fields or neither (a file written
+// before rows carried them; read_results_json fills them in from its config).
+std::optional<Fp8Settings> fp8_from(const Reader& r, DType dtype) {
+  const bool scaling = r.j.contains("fp8_scaling"), hadamard = r.j.contains("fp8_hadamard");
+  if (!scaling && !hadamard) return std::nullopt;
+  if (dtype != DType::e4m3)
+    throw UsageError(fmt::format("{}: a {} row has FP8 settings; expected fp8_scaling and fp8_hadamard on e4m3 "
+                                 "rows only",
+                                 r.where, to_string(dtype)));
+  Fp8Settings s;
+  const auto mode = parse_fp8_scaling(r.s("fp8_scaling"));
+  if (!mode) r.bad("fp8_scaling", "tensor, head or block");
+  s.fp8_scaling = *mode;
+  s.fp8_hadamard = r.b("fp8_hadamard");
+  return s;
+}
+
+// e4m3 rows of a file written before rows carried their FP8 settings: the
+// run's own, from metadata.config, where the sweep recorded them; else the
+// defaults, which fa-check and a sweep without the settings used.
+void fill_fp8_settings(std::vector<Result>& rows, const json& doc, const std::string& path) {
+  const json* config = nullptr;
+  if (doc.contains("metadata") && doc["metadata"].is_object() && doc["metadata"].contains("config") &&
+      doc["metadata"]["config"].is_object())
+    config = &doc["metadata"]["config"];
+  for (Result& r : rows) {
+    if (r.problem.dtype != DType::e4m3 || r.fp8) continue;
+    Fp8Settings s;
+    if (config && config->contains("fp8_scaling")) {
+      const Reader c{*config, path + ": metadata.config"};
+      const auto mode = parse_fp8_scaling(c.s("fp8_scaling"));
+      if (!mode) c.bad("fp8_scaling", "tensor, head or block");
+      s.fp8_scaling = *mode;
+    }
+    if (config && config->contains("fp8_hadamard"))
+      s.fp8_hadamard = Reader{*config, path + ": metadata.config"}.b("fp8_hadamard");
+    r.fp8 = s;
+  }
+}
+
 }  // namespace
 
 json result_to_json(const Result& r) {
@@ -146,6 +207,11 @@ json result_to_json(const Result& r) {
                   {"seqlen_q", p.seqlen_q}, {"seqlen_k", p.seqlen_k}, {"head_dim", p.head_dim},
                   {"causal", p.causal},     {"dtype", std::string(to_string(p.dtype))},
                   {"softmax_scale", num(p.scale_f64())}};
+  // Only e4m3 rows carry them; other rows' JSON and keys stay as they were.
+  if (r.fp8) {
+    j["fp8_scaling"] = std::string(to_string(r.fp8->fp8_scaling));
+    j["fp8_hadamard"] = r.fp8->fp8_hadamard;
+  }
   namespace rv = row_values;
   j["tile"] = {{"block_m", or_null(rv::tile_field(r.tile.block_m))},
                {"block_n", or_null(rv::tile_field(r.tile.block_n))},
@@ -174,25 +240,18 @@ json result_to_json(const Result& r) {
   j["peak_extra_bytes"] = or_null(rv::peak_extra_bytes(r));
   if (r.errors) {
     const ErrorMetrics& e = *r.errors;
-    j["errors"] = {{"o_max_abs", num(e.o_max_abs)},     {"o_max_rel", num(e.o_max_rel)},
-                   {"o_rel_l2", num(e.o_rel_l2)},       {"lse_max_abs", num(e.lse_max_abs)},
-                   {"lse_max_rel", num(e.lse_max_rel)}, {"nonfinite", e.nonfinite},
-                   {"rows_checked", e.rows_checked},    {"sampled", e.sampled}};
+    json& ej = j["errors"] = error_figures_json(e);
+    ej["lse_max_rel"] = num(e.lse_max_rel);
+    ej["rows_checked"] = e.rows_checked;
+    ej["sampled"] = e.sampled;
     const Tolerances t = r.tolerances.value_or(Tolerances{});
-    j["errors"]["tolerance"] = num(t.tolerance);
-    j["errors"]["lse_tolerance"] = num(t.lse_tolerance);
+    ej["tolerance"] = num(t.tolerance);
+    ej["lse_tolerance"] = num(t.lse_tolerance);
   } else {
     j["errors"] = nullptr;
   }
   // Only e4m3 rows carry it; other rows' JSON stays as it was.
-  if (r.errors_vs_unquantized) {
-    const ErrorMetrics& u = *r.errors_vs_unquantized;
-    j["errors_vs_unquantized"] = {{"o_max_abs", num(u.o_max_abs)},
-                                  {"o_max_rel", num(u.o_max_rel)},
-                                  {"o_rel_l2", num(u.o_rel_l2)},
-                                  {"lse_max_abs", num(u.lse_max_abs)},
-                                  {"nonfinite", u.nonfinite}};
-  }
+  if (r.errors_vs_unquantized) j["errors_vs_unquantized"] = error_figures_json(*r.errors_vs_unquantized);
   j["grad_errors"] = r.grad_errors ? grad_errors_json(*r.grad_errors) : json(nullptr);
   j["clock_before_mhz"] = or_null(rv::clock_mhz(r.clock_before_mhz));
   j["clock_after_mhz"] = or_null(rv::clock_mhz(r.clock_after_mhz));
@@ -230,11 +289,12 @@ Result result_from_json(const json& j, const std::string& where) {
   out.problem.head_dim = p.i32("head_dim");
   out.problem.causal = p.b("causal");
   auto dt = parse_dtype(p.s("dtype"));
-  if (!dt) p.bad("dtype", "bf16, fp16 or fp32");
+  if (!dt) p.bad("dtype", "bf16, fp16, fp32 or e4m3");
   out.problem.dtype = *dt;
   out.problem.set_recorded_scale(p.d("softmax_scale"));
   if (std::string why = out.problem.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("{}.problem: {}", where, why));
+  out.fp8 = fp8_from(r, out.problem.dtype);
   Reader t = r.sub("tile");
   out.tile = Tile{t.i32_or("block_m", 0), t.i32_or("block_n", 0), t.i32_or("warps", 0), t.i32_or("stages", 0)};
   auto st = parse_status(r.s("status"));
@@ -265,28 +325,15 @@ Result result_from_json(const json& j, const std::string& where) {
   out.peak_extra_bytes = r.null("peak_extra_bytes") ? -1 : r.i("peak_extra_bytes");
   if (!r.null("errors")) {
     Reader e = r.sub("errors");
-    ErrorMetrics m;
-    m.o_max_abs = e.d("o_max_abs");
-    m.o_max_rel = e.d("o_max_rel");
-    m.o_rel_l2 = e.d("o_rel_l2");
-    m.lse_max_abs = e.d("lse_max_abs");
+    ErrorMetrics m = error_figures_from(e);
     m.lse_max_rel = e.d("lse_max_rel");
-    m.nonfinite = e.i("nonfinite");
     m.rows_checked = e.i("rows_checked");
     m.sampled = e.b("sampled");
     out.errors = m;
     out.tolerances = Tolerances{e.d("tolerance"), e.d("lse_tolerance")};
   }
-  if (j.contains("errors_vs_unquantized") && !r.null("errors_vs_unquantized")) {
-    Reader u = r.sub("errors_vs_unquantized");
-    ErrorMetrics m;
-    m.o_max_abs = u.d("o_max_abs");
-    m.o_max_rel = u.d("o_max_rel");
-    m.o_rel_l2 = u.d("o_rel_l2");
-    m.lse_max_abs = u.d("lse_max_abs");
-    m.nonfinite = u.i("nonfinite");
-    out.errors_vs_unquantized = m;
-  }
+  if (j.contains("errors_vs_unquantized") && !r.null("errors_vs_unquantized"))
+    out.errors_vs_unquantized = error_figures_from(r.sub("errors_vs_unquantized"));
   if (!r.null("grad_errors")) out.grad_errors = grad_errors_from(r.sub("grad_errors"));
   share_checked_rows(out);
   out.clock_before_mhz = r.i32_or("clock_before_mhz", -1);
@@ -327,6 +374,7 @@ std::vector<Result> read_results_json(const std::string& path, json* metadata) {
     rows.push_back(result_from_json(doc["results"][i], fmt::format("{}: results[{}]", path, i)));
   if (doc.contains("metadata") && !doc["metadata"].is_object())
     throw UsageError(fmt::format("'{}': \"metadata\" must be an object", path));
+  fill_fp8_settings(rows, doc, path);
   if (metadata) *metadata = doc.contains("metadata") ? doc["metadata"] : json::object();
   return rows;
 }

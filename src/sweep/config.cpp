@@ -406,6 +406,11 @@ SweepConfig resolve_config(const ConfigSource& src) {
   return c;
 }
 
+std::optional<Fp8Settings> SweepConfig::fp8_settings(DType d) const {
+  if (d != DType::e4m3) return std::nullopt;
+  return Fp8Settings{fp8_scaling, fp8_hadamard};
+}
+
 nlohmann::json SweepConfig::to_json() const {
   // Only keys that are set, in the form a config file takes, so a results
   // file's metadata.config can be loaded back (resume without --config).

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "check/fp8_quant.h"
 #include "check/inputs.h"
 #include "check/user_inputs.h"
+#include "core/fp8_settings.h"
 #include "core/types.h"
 #include "measure/timing.h"
 #include "sweep/values.h"
@@ -106,6 +106,8 @@ struct SweepConfig {
 
   // Every setting by its key, fully resolved (seed included once chosen).
   nlohmann::json to_json() const;
+  // The FP8 settings a point of `dtype` is made with: set for e4m3 alone.
+  std::optional<Fp8Settings> fp8_settings(DType dtype) const;
 };
 
 // Typed, range-checked settings. UsageError naming the flag, or the key and its origin.

@@ -99,16 +99,16 @@ std::string point_key(const AttnProblem& p) {
   return r.key();
 }
 
-// The plan's points in plan order, from the settings the first piece recorded.
-// The user's tensors (`inputs`) fixed the shape axes, which the config holds,
-// so the points need not the tensors themselves.
-std::vector<AttnProblem> plan_points(const MergePiece& p) {
+// The settings the first piece recorded, resolved: the plan's points and the
+// FP8 settings of its e4m3 rows. The user's tensors (`inputs`) fixed the shape
+// axes, which the config holds, so the points need not the tensors themselves.
+SweepConfig planned_config(const MergePiece& p) {
   json config = field(p.metadata, "config");
   if (!config.is_object())
     throw UsageError(fmt::format("merge: '{}': metadata.config is {}; expected the sweep's settings", p.path,
                                  config.type_name()));
   for (const char* k : {"json", "csv", "md", "save_outputs", "inputs"}) config.erase(k);
-  return expand_points(resolve_config(config_from_json(config, p.path + ": metadata.config")));
+  return resolve_config(config_from_json(config, p.path + ": metadata.config"));
 }
 
 // One value when every piece agrees, else each distinct one, in piece order.
@@ -246,7 +246,8 @@ MergedResults merge_results(const std::vector<MergePiece>& pieces, const MergeOp
             to_string(r.pass), r.kernel, r.problem.describe(), pieces[it->second.first].path, it->second.second,
             pieces[i].path, j));
     }
-  const std::vector<AttnProblem> points = plan_points(first);
+  const SweepConfig planned = planned_config(first);
+  const std::vector<AttnProblem> points = expand_points(planned);
   std::map<std::string, size_t> point_index;
   for (size_t k = 0; k < points.size(); ++k) point_index.emplace(point_key(points[k]), k);
 
@@ -262,6 +263,13 @@ MergedResults merge_results(const std::vector<MergePiece>& pieces, const MergeOp
                                      "metadata.config describes; expected rows of the plan only (a row kept by "
                                      "--resume-allow-changes?)",
                                      pieces[i].path, j, r.kernel, r.problem.describe()));
+      // A row of inputs quantized otherwise is another measurement of the point, not a row of this plan.
+      if (r.fp8 != planned.fp8_settings(r.problem.dtype))
+        throw UsageError(fmt::format("merge: '{}': results[{}] ({} on {}) was made with {}, and the sweep its "
+                                     "metadata.config describes with {}; expected rows of the plan only (a row "
+                                     "kept by --resume-allow-changes?)",
+                                     pieces[i].path, j, r.kernel, r.problem.describe(), describe(r.fp8),
+                                     describe(planned.fp8_settings(r.problem.dtype))));
       point_seen[it->second] = true;
       order.emplace_back(it->second, info[i].shard ? info[i].shard->index : 0, i, j);
     }

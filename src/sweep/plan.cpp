@@ -185,11 +185,12 @@ class Planner {
 
 }  // namespace
 
-std::string row_key(const AttnProblem& p, const PlannedKernel& k) {
+std::string row_key(const PlannedPoint& pp, const PlannedKernel& k) {
   Result r;
-  r.problem = p;
+  r.problem = pp.problem;
   r.kernel = k.name;
   r.pass = k.pass;
+  r.fp8 = pp.fp8;
   return r.key();
 }
 
@@ -252,7 +253,7 @@ SweepPlan plan_sweep(const SweepConfig& c, Backend backend, const Registry& reg)
 
   Planner planner(c, backend, reg, plan);
   for (const AttnProblem& p : expand_points(c)) {
-    PlannedPoint pp{p, {}};
+    PlannedPoint pp{p, {}, c.fp8_settings(p.dtype)};
     for (const PassGroup& g : groups) planner.add_rows(p, g, pp.kernels);
     plan.points.push_back(std::move(pp));
   }

@@ -6,9 +6,11 @@
 // written.
 #pragma once
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/fp8_settings.h"
 #include "core/types.h"
 #include "registry/kernel.h"
 #include "sweep/config.h"
@@ -28,14 +30,17 @@ struct PlannedKernel {
   const KernelVariant* partner = nullptr;
 };
 
-// The row's Result::key() (kernel, problem, pass): what --resume skips, compare
-// pairs, and plan_hash (sweep/shard.h) hashes.
-std::string row_key(const AttnProblem&, const PlannedKernel&);
-
 struct PlannedPoint {
   AttnProblem problem;
   std::vector<PlannedKernel> kernels;  // every pass's rows, in the config's pass order
+  // e4m3 points (SweepConfig::fp8_settings): how the inputs are quantized,
+  // recorded on each of the point's rows.
+  std::optional<Fp8Settings> fp8;
 };
+
+// The row's Result::key() (kernel, problem, pass, FP8 settings): what --resume
+// skips, compare pairs, and plan_hash (sweep/shard.h) hashes.
+std::string row_key(const PlannedPoint&, const PlannedKernel&);
 
 struct SweepPlan {
   std::vector<PlannedPoint> points;

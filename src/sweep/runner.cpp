@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <new>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -28,9 +29,11 @@ namespace {
 
 constexpr int kBackwardHoldUs = 500;  // the PyTorch peers hold their backward passes as long
 
-Result base_row(const AttnProblem& p, const PlannedKernel& k, uint64_t seed) {
+Result base_row(const PlannedPoint& pp, const PlannedKernel& k, uint64_t seed) {
+  const AttnProblem& p = pp.problem;
   Result r;
   r.problem = p;
+  r.fp8 = pp.fp8;
   r.kernel = k.name;
   r.family = k.family;
   r.backend = k.backend;
@@ -124,7 +127,10 @@ void prepare_inputs(const PlannedPoint& pp, const SweepConfig& c, uint64_t seed,
   }
   if (backward) d.inputs.dout = generate_dout(p, c.distribution, seed);
   // e4m3: the float values quantized; the kernels read the codes, the reference the dequantized values.
-  if (p.dtype == DType::e4m3) d.unquantized = quantize_inputs(p, d.inputs, Fp8Settings{c.fp8_scaling, c.fp8_hadamard}, seed);
+  if (p.dtype == DType::e4m3) {
+    if (!pp.fp8) throw std::logic_error("an e4m3 point planned without its FP8 settings");
+    d.unquantized = quantize_inputs(p, d.inputs, *pp.fp8, seed);
+  }
   ex.prepare(p, d.inputs);
 }
 
@@ -313,7 +319,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   Executor& ex = run.ex;
   std::vector<const PlannedKernel*> todo;
   for (const auto& k : pp.kernels) {
-    if (run.done.count(row_key(pp.problem, k))) run.skipped();
+    if (run.done.count(row_key(pp, k))) run.skipped();
     else todo.push_back(&k);
   }
   if (todo.empty()) return SweepEnd::complete;
@@ -324,7 +330,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   bool needs_data = false;
   for (const auto* k : todo) {
     if (!k->variant) {
-      Result r = base_row(pp.problem, *k, run.seed);
+      Result r = base_row(pp, *k, run.seed);
       r.status = Status::unsupported;
       r.reason = k->reason;
       run.emit(std::move(r));
@@ -372,7 +378,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
     }
     run.progress(k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
                  pp.problem.describe());
-    Result r = base_row(pp.problem, *k, run.seed);
+    Result r = base_row(pp, *k, run.seed);
     if (!point_oom.empty()) {
       r.status = Status::oom;
       r.reason = point_oom;

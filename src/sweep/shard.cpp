@@ -50,7 +50,7 @@ std::string plan_hash(const SweepPlan& plan) {
   };
   for (const PlannedPoint& pp : plan.points)
     for (const PlannedKernel& k : pp.kernels) {
-      mix(row_key(pp.problem, k));
+      mix(row_key(pp, k));
       mix("\n");
     }
   return fmt::format("{:016x}", h);

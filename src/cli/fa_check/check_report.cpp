@@ -56,13 +56,13 @@ void write_check_json(const std::string& path, const nlohmann::json& metadata, c
 }
 
 void write_check_csv(const std::string& path, const std::vector<CheckRow>& rows) {
-  bool with_device = false;
-  for (const auto& row : rows) with_device = with_device || row.result.device.has_value();
-  std::string header = csv_header(with_device);
+  CsvLayout layout;
+  for (const auto& row : rows) layout.include(row.result);
+  std::string header = csv_header(layout);
   header.pop_back();  // the newline
   std::string doc = header + ",distribution,lse_rel_l2\n";
   for (const auto& row : rows) {
-    std::string line = csv_row(row.result, with_device);
+    std::string line = csv_row(row.result, layout);
     line.pop_back();
     doc += fmt::format("{},{},{}\n", line, to_string(row.distribution),
                        row.result.errors ? fmt::format("{:.6g}", row.result.errors->lse_rel_l2) : "");

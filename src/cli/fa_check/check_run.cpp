@@ -147,7 +147,7 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
     const auto group = sampled ? std::tuple(v->pass, v->tile.block_m, v->pass == Pass::bwd ? v->tile.block_n : 0)
                                : std::tuple(v->pass, 0, 0);
     auto [it, fresh] = point_of_group.try_emplace(group, plan.points.size());
-    if (fresh) plan.points.push_back(PlannedPoint{p, {}});
+    if (fresh) plan.points.push_back(PlannedPoint{p, {}, cfg.fp8_settings(p.dtype)});
     plan.points[it->second].kernels.push_back(std::move(k));
   }
   if (plan.points.empty()) return unsupported;

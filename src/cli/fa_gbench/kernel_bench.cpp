@@ -21,7 +21,7 @@ std::string prepare_and_check(BenchState& s, const AttnProblem& p, const KernelV
   auto make_inputs = [&] {
     inputs = generate_inputs(p, s.cfg.distribution, seed);
     if (p.dtype == DType::e4m3)
-      unquantized = quantize_inputs(p, *inputs, Fp8Settings{s.cfg.fp8_scaling, s.cfg.fp8_hadamard}, seed);
+      unquantized = quantize_inputs(p, *inputs, *s.cfg.fp8_settings(p.dtype), seed);
   };
   if (!s.prepared || !(*s.prepared == p)) {
     make_inputs();

@@ -328,23 +328,16 @@ std::vector<Shape> check_shapes() {
 }
 
 // --- Timing ---------------------------------------------------------------------
+// Codes of uniform(-448, 448): e4m3's whole range.
 __global__ void fill_e4m3(uint8_t* x, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = float(z >> 40) * (1.f / 16777216.f) * 2.f - 1.f;  // uniform(-1, 1)
-    x[i] = uint8_t(fa::sm90::pack_e4m3x4(u * 448.f, 0.f, 0.f, 0.f) & 0xFF);
-  }
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    x[i] = uint8_t(fa::sm90::pack_e4m3x4(fa::standalone::uniform_pm1(i, seed) * 448.f, 0.f, 0.f, 0.f) & 0xFF);
 }
 
 int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  const size_t flush_bytes = size_t(2) * prop.l2CacheSize;
-  void* flush = nullptr;
-  CHECK_CUDA(cudaMalloc(&flush, flush_bytes));
+  const fa::standalone::L2Flush flush;
   const size_t n_max = size_t(16384) * 2048;  // tokens x heads * head_dim
   uint8_t *dq, *dk, *dv, *dvt;
   uint16_t* d_o;
@@ -364,7 +357,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
   CHECK_CUDA(cudaDeviceSynchronize());
   std::printf("\n%s, L2 flushed (%zu MiB memset) before each sample, median of >= 10 after 3 warm-up runs;\n"
               "TFLOP/s = 4 b h sq sk d / t (causal: half); 'total' = V^T pre-pass + attention in one timed span\n",
-              prop.name, flush_bytes >> 20);
+              prop.name, flush.bytes() >> 20);
   std::printf("TIME %4s %6s %6s %5s %5s %-8s %10s %10s %10s %9s %9s\n", "hd", "causal", "seqlen", "batch", "heads",
               "variant", "vt_ms", "attn_ms", "total_ms", "attn_TF/s", "total_TF/s");
   for (int d : {64, 128, 256})
@@ -384,27 +377,28 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
           return 1;
         }
         using fa::standalone::time_launches;
+        using fa::standalone::tflops;
         // The pre-pass does not depend on the variant: timed once per shape.
-        const auto vt = time_launches([&](cudaStream_t st) { return int(fa::transpose_v(p, st)); }, flush,
-                                      flush_bytes);
-        const double flops = 4.0 * p.batch * p.heads * double(seqlen) * seqlen * d / (causal ? 2 : 1);
+        const auto vt = time_launches([&](cudaStream_t st) { return int(fa::transpose_v(p, st)); }, flush.ptr(),
+                                      flush.bytes());
+        const double flops = fa::standalone::forward_flops(p.batch, p.heads, seqlen, seqlen, d, causal != 0);
         for (fa::Fp8Variant v : variants) {
           p.variant = v;
-          const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, st)); }, flush,
-                                        flush_bytes);
-          const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, st)); }, flush,
-                                        flush_bytes);
+          const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, st)); },
+                                        flush.ptr(), flush.bytes());
+          const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, st)); }, flush.ptr(),
+                                        flush.bytes());
           if (vt.samples == 0 || at.samples == 0 || tt.samples == 0) {
             std::printf("TIME hd%d seqlen %d variant %s: a launch failed\n", d, seqlen, fa::fp8_variant_name(v));
             return 1;
           }
           std::printf("TIME %4d %6d %6d %5d %5d %-8s %10.4f %10.4f %10.4f %9.1f %9.1f\n", d, causal, seqlen, p.batch,
                       p.heads, fa::fp8_variant_name(v), vt.median_ms, at.median_ms, tt.median_ms,
-                      flops / (at.median_ms * 1e-3) / 1e12, flops / (tt.median_ms * 1e-3) / 1e12);
+                      tflops(flops, at.median_ms), tflops(flops, tt.median_ms));
           std::fflush(stdout);
         }
       }
-  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales, flush})
+  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales})
     cudaFree(x);
   return 0;
 }

@@ -1,7 +1,8 @@
 // Helpers shared by the standalone GPU programs that stop at the first CUDA error
-// (fa2_check, bwd_check): the check itself, the problem shape, 16-bit rounding on the
-// host, entry names, comma-separated filters, AttnParams, a growing workspace and
-// the timing loop.
+// (fa2_check, bwd_check, fp8_check, ring_check): the check itself, the problem shape,
+// 16-bit rounding on the host, entry names, comma-separated filters, AttnParams, a
+// growing workspace, and timing: device-made inputs, the L2 flush buffer, the
+// timing loop and the FLOP convention.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -125,6 +126,45 @@ class Workspace {
   void* ptr_ = nullptr;
   int64_t bytes_ = 0;
 };
+
+// Element i of a seeded uniform(-1, 1) fill: splitmix64 of (i, seed). Timing
+// inputs are made on the device with it (never zeros, which tensor cores run
+// faster on; the distribution does not matter to a timing).
+__device__ inline float uniform_pm1(size_t i, uint64_t seed) {
+  uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return float(z >> 40) * (1.f / 16777216.f) * 2.f - 1.f;
+}
+
+// The buffer time_launches writes before each sample: twice device 0's L2, so
+// no line of the previous sample's data survives it (docs/MEASUREMENT.md).
+class L2Flush {
+ public:
+  L2Flush() {
+    int l2 = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    bytes_ = size_t(l2) * 2;
+    CHECK_CUDA(cudaMalloc(&ptr_, bytes_));
+  }
+  L2Flush(const L2Flush&) = delete;
+  L2Flush& operator=(const L2Flush&) = delete;
+  ~L2Flush() { cudaFree(ptr_); }
+  void* ptr() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A forward's FLOPs by the FlashAttention convention (4 b h sq sk d, causal
+// halved), and the TFLOP/s of `flops` done in `ms`.
+inline double forward_flops(int batch, int heads, int seqlen_q, int seqlen_k, int head_dim, bool causal) {
+  return 4.0 * batch * heads * double(seqlen_q) * seqlen_k * head_dim / (causal ? 2 : 1);
+}
+inline double tflops(double flops, double ms) { return flops / (ms * 1e-3) / 1e12; }
 
 // Keeps the stream busy while the host records the start event and enqueues the
 // launches under test, so host launch work never lands between the events.
