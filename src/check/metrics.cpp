@@ -85,25 +85,26 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
     const int64_t kv_off = (b * nk * p.heads_kv + hk) * d;
     const MapF k(in.k.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
     const MapF v(in.v.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
-    ColF qc(d, cn);
-    for (int64_t c = 0; c < cn; ++c) {
-      const float* q = in.q.data() + ((b * nq + ref.rows[c0 + c]) * p.heads + h) * d;
-      for (int64_t e = 0; e < d; ++e) qc(e, c) = q[e];
-    }
     ColF pt(n_vis, cn);  // S^T, then P^T rounded to the dtype
     if (fp8 && n_vis > 0) {
       std::vector<float> q_codes(static_cast<size_t>(cn * d)), dots(static_cast<size_t>(cn * n_vis));
+      std::vector<float> k_descale(static_cast<size_t>(n_vis));
       for (int64_t c = 0; c < cn; ++c) {
         const uint8_t* code = in.q8.codes.data() + ((b * nq + ref.rows[c0 + c]) * p.heads + h) * d;
         for (int64_t e = 0; e < d; ++e) q_codes[size_t(c * d + e)] = decode_e4m3(code[e]);
       }
+      for (int64_t j = 0; j < n_vis; ++j) k_descale[size_t(j)] = descale_at(in.k8, b, j, hk);
       fp8_mma_scores(q_codes.data(), int(cn), int(d), fp8_k[size_t(b * p.heads_kv + hk)].data(), n_vis, dots.data());
       for (int64_t c = 0; c < cn; ++c) {
         const float row_scale = scale * descale_at(in.q8, b, ref.rows[c0 + c], h);
-        for (int64_t j = 0; j < n_vis; ++j)
-          pt(j, c) = dots[size_t(c * n_vis + j)] * (row_scale * descale_at(in.k8, b, j, hk));
+        for (int64_t j = 0; j < n_vis; ++j) pt(j, c) = dots[size_t(c * n_vis + j)] * (row_scale * k_descale[size_t(j)]);
       }
     } else if (n_vis > 0) {
+      ColF qc(d, cn);
+      for (int64_t c = 0; c < cn; ++c) {
+        const float* q = in.q.data() + ((b * nq + ref.rows[c0 + c]) * p.heads + h) * d;
+        for (int64_t e = 0; e < d; ++e) qc(e, c) = q[e];
+      }
       pt.noalias() = (k.topRows(n_vis) * qc) * scale;
     }
     StandardErrors& err = per_worker[w];
