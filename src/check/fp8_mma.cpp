@@ -31,12 +31,12 @@ inline float field_pow2(float x) {
 // sum when it is larger): ulp = 2^(E - 13) and its inverse, from the exponent
 // field (top >= 2^-31 here: e4m3 fields are at least 2^-6 each, a running sum
 // a multiple of 2^-31); 0 gives a grid of 1, on which a step of zeros sums to 0.
+constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;  // 2^-13 in the exponent field
 struct Grid {
   float ulp, inv;
 };
 inline Grid grid_of(float top) {
   const uint32_t e = std::bit_cast<uint32_t>(top) & 0x7F800000u;  // 2^E's bits
-  constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
   const uint32_t ulp = e == 0 ? 127u << 23 : e - kShift, inv = e == 0 ? 127u << 23 : (254u << 23) - e + kShift;
   return {std::bit_cast<float>(ulp), std::bit_cast<float>(inv)};
 }
@@ -73,10 +73,18 @@ static_assert(kFp8MmaKeys == 8, "one F8 of keys");
 inline F8 abs8(F8 x) { return F8(U8(x) & 0x7FFFFFFFu); }
 inline F8 max8(F8 a, F8 b) { return a > b ? a : b; }
 inline F8 trunc8(F8 x) { return __builtin_convertvector(__builtin_convertvector(x, I8), F8); }
+
+// grid_of, lane by lane.
+struct Grid8 {
+  F8 ulp, inv;
+};
+inline Grid8 grid8(F8 top) {
+  const U8 e = U8(top) & 0x7F800000u;
+  return {F8(e == 0 ? U8{} + (127u << 23) : e - kShift), F8(e == 0 ? U8{} + (127u << 23) : (254u << 23) - e + kShift)};
+}
 }  // namespace
 
 void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_keys, float* out) {
-  constexpr uint32_t kShift = uint32_t(kFp8MmaKeptBits) << 23;
   const int64_t block_floats = int64_t(2) * n * kFp8MmaKeys;
   std::vector<float> q_pow2(size_t(int64_t(rows) * n));
   for (size_t i = 0; i < q_pow2.size(); ++i) q_pow2[i] = field_pow2(q[i]);
@@ -100,11 +108,9 @@ void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_
           prod[i] = qr[s0 + i] * k;
           top = max8(top, qp[s0 + i] * kp);
         }
-        const U8 e = U8(top) & 0x7F800000u;  // grid_of, lane by lane
-        const F8 ulp = F8(e == 0 ? U8{} + (127u << 23) : e - kShift);
-        const F8 inv = F8(e == 0 ? U8{} + (127u << 23) : (254u << 23) - e + kShift);
-        acc = trunc8(acc * inv) * ulp;
-        for (int i = 0; i < len; ++i) acc += trunc8(prod[i] * inv) * ulp;
+        const Grid8 g = grid8(top);
+        acc = trunc8(acc * g.inv) * g.ulp;
+        for (int i = 0; i < len; ++i) acc += trunc8(prod[i] * g.inv) * g.ulp;
       }
       for (int64_t l = 0; l < w; ++l) out[int64_t(r) * n_keys + j0 + l] = acc[l];
     }
