@@ -587,9 +587,10 @@ int run_time(const Options& o, const fa::GpuKernelEntry& fa3, Comms& comms) {
     std::fclose(f);
   }
 
-  const double agg = whole.flops() / (ring_t.median * 1e-3) / 1e12;
-  const double one = single.samples ? local.flops() / (single.median_ms * 1e-3) / 1e12 : NAN;
-  const double whole_one = single_whole.samples ? whole.flops() / (single_whole.median_ms * 1e-3) / 1e12 : NAN;
+  using fa::standalone::tflops;
+  const double agg = tflops(whole.flops(), ring_t.median);
+  const double one = single.samples ? tflops(local.flops(), single.median_ms) : NAN;
+  const double whole_one = single_whole.samples ? tflops(whole.flops(), single_whole.median_ms) : NAN;
   const double eff = agg / (o.gpus * one);
   const double gbps = comm_ms > 0 ? bytes / (comm_ms * 1e-3) / 1e9 : NAN;
   std::printf("| case | ring ms (p10-p90) | aggregate TFLOP/s | per-GPU TFLOP/s | fa3 1-GPU per-GPU shape ms / TFLOP/s "
