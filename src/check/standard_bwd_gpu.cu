@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "check/device_compare.h"
+#include "check/stored_softmax.cuh"
 #include "reference/gpu_rows.cuh"
 
 namespace fa {
@@ -32,9 +33,9 @@ constexpr int kThreads = 256;
 constexpr int64_t kWorkspaceBytes = int64_t(512) << 20;  // S and dP of one block of rows
 
 // One block per row r of the block: over its first seen[r] entries of s and dp
-// ([rows, ld] row-major) S stored, P, dP stored, D and dS as above; the rest 0.
-// Each thread reads back only the entries it wrote, so the reductions' barriers
-// are the only ones needed.
+// ([rows, ld] row-major) P (check/stored_softmax.cuh, the forward standard's),
+// dP stored, D and dS as above; the rest 0. Each thread reads back only the
+// entries it wrote, so the reductions' barriers are the only ones needed.
 __global__ void standard_grad_rows(float* s, float* dp, int64_t ld, const int64_t* seen, float scale, bool bf16) {
   __shared__ float shm[32];
   const int64_t r = blockIdx.x, n = seen[r];
@@ -42,21 +43,9 @@ __global__ void standard_grad_rows(float* s, float* dp, int64_t ld, const int64_
   float* dprow = dp + r * ld;
   for (int64_t j = n + threadIdx.x; j < ld; j += blockDim.x) srow[j] = dprow[j] = 0.f;
   if (n == 0) return;
-  float m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    srow[j] = round_stored(srow[j] * scale, bf16);  // S stored
-    m = max_keep_nan(m, srow[j]);
-  }
-  m = block_reduce(m, true, shm);
-  float l = 0.f;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    srow[j] = expf(srow[j] - m);
-    l += srow[j];
-  }
-  l = block_reduce(l, false, shm);
+  stored_softmax_row(srow, n, scale, bf16, shm);  // P stored
   float delta = 0.f;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    srow[j] = round_stored(srow[j] / l, bf16);     // P stored
     dprow[j] = round_stored(dprow[j], bf16);       // dP stored
     delta += srow[j] * dprow[j];
   }

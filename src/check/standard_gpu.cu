@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "check/device_compare.h"
+#include "check/stored_softmax.cuh"
 #include "reference/gpu_rows.cuh"
 
 namespace fa {
@@ -19,9 +20,8 @@ constexpr int kThreads = 256;
 constexpr int64_t kWorkspaceBytes = int64_t(256) << 20;  // S of one block of rows
 
 // One block per row of S ([rows, ld] row-major): the row's first seen[r]
-// entries become P, the rest 0; lse[r] = m + log l (-inf when it sees none).
-// Each thread reads back only the entries it wrote, so no barrier is needed
-// between the passes over a row beyond the reductions'.
+// entries become P (check/stored_softmax.cuh), the rest 0; lse[r] = m + log l
+// (-inf when it sees none).
 __global__ void standard_softmax_rows(float* s, int64_t ld, const int64_t* seen, float scale, bool bf16, float* lse) {
   __shared__ float shm[32];
   const int64_t r = blockIdx.x, n = seen[r];
@@ -31,20 +31,8 @@ __global__ void standard_softmax_rows(float* s, int64_t ld, const int64_t* seen,
     if (threadIdx.x == 0) lse[r] = -INFINITY;
     return;
   }
-  float m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    row[j] = round_stored(row[j] * scale, bf16);  // S stored in the dtype
-    m = max_keep_nan(m, row[j]);
-  }
-  m = block_reduce(m, true, shm);
-  float l = 0.f;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-    row[j] = expf(row[j] - m);
-    l += row[j];
-  }
-  l = block_reduce(l, false, shm);
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) row[j] = round_stored(row[j] / l, bf16);
-  if (threadIdx.x == 0) lse[r] = m + logf(l);
+  const StoredSoftmax sm = stored_softmax_row(row, n, scale, bf16, shm);
+  if (threadIdx.x == 0) lse[r] = sm.m + logf(sm.l);
 }
 
 // out row r (row stride out_stride) = o[r] rounded to the dtype, for r < n.
