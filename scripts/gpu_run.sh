@@ -13,7 +13,8 @@
 # Each step has a time limit in seconds (T_SWEEP, T_TORCH, T_BWD, T_CHECK,
 # T_MEMORY, T_GPT2, T_INTERRUPT) so one slow step cannot starve the rest; the
 # sweeps' files hold every finished row when cut. STEPS picks steps (default:
-# all, in this order): sweep torch bwd check memory gpt2 interrupt. One more,
+# all, in this order): sweep torch bwd check memory gpt2 interrupt (BWD_KERNELS
+# picks bwd's kernels [fa2,fa3,cudnn,fa1,standard]). One more,
 # not in the default list since it needs two GPUs or more: devices (the
 # paper-fwd sweep on one GPU, then with --devices all; T_DEVICES caps each,
 # DEVICES_KERNELS picks the kernels [fa1,fa2,fa3,cudnn,standard], BASELINE_BIN
@@ -82,7 +83,7 @@ fi
 if want bwd; then
 step "paper-fwd points, backward: validate (float64 gradients) then time; PyTorch's backward on the same points"
 timeout -s INT -k 10 "${T_BWD:-600}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --pass bwd \
-  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa2,fa3,cudnn,fa1,standard --max-seconds 0.2 --min-samples 10 \
+  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels "${BWD_KERNELS:-fa2,fa3,cudnn,fa1,standard}" --max-seconds 0.2 --min-samples 10 \
   --json "$R/paper-bwd.json" --csv "$R/paper-bwd.csv" > "$R/paper-bwd.md" 2> "$R/paper-bwd.err"
 pack paper-bwd $?
 points
