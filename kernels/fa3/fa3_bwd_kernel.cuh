@@ -245,7 +245,18 @@ struct Fa3Bwd {
     const KeyRange keys{a.seqlen_q, a.seqlen_k, causal};
     BwdMask mask(keys, t.n_block * BN + part.key_row0() + fc.row(0));
     sm.kv_full().wait(0);
+    if constexpr (Cfg::kSplitHd)
+      loop_split_hd(a, sm, t, part, fc, desc_k, desc_v, keys, mask, dk, dv);
+    else
+      loop_in_registers(a, sm, t, part, fc, desc_k, desc_v, keys, mask, dk, dv);
+    store_dkdv(a, sm, t, part, fc, dk, dv);
+  }
 
+  // The Q-block loop where a consumer holds dK and dV for all of head_dim.
+  static __device__ __forceinline__ void loop_in_registers(const BwdArgs& a, const BwdSmem<Cfg>& sm,
+                                                           const BwdTile& t, const Part& part, const FragCoord& fc,
+                                                           uint64_t desc_k, uint64_t desc_v, const KeyRange& keys,
+                                                           BwdMask& mask, float (&dk)[DKV / 2], float (&dv)[DKV / 2]) {
     // One flat loop over the kv group's Q blocks (the query head is only needed
     // for dQ at head_dim 256): a nested loop's extra counter was spilled at hd64.
     const int iters = t.group * (a.num_m_blocks - t.m_begin);
@@ -275,12 +286,8 @@ struct Fa3Bwd {
       sm90::wgmma_wait<0>();
       sm90::fence_regs(dp);
       dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
-      if constexpr (Cfg::kSplitHd)
-        grads_shared(a, sm, t, part, fc, s, m, ring.count, st, dp, dk, dv);
-      else
-        grads_in_registers(sm, part, fc, s, ring.count % Cfg::kDsStages, st, dp, dk, dv);
+      grads_in_registers(sm, part, fc, s, ring.count % Cfg::kDsStages, st, dp, dk, dv);
     }
-    store_dkdv(a, sm, t, part, fc, dk, dv);
   }
 
   // The rest of a Q block where a consumer holds dK and dV for all of head_dim:
@@ -319,59 +326,97 @@ struct Fa3Bwd {
     if (lane == 0) sm.q_empty(s).arrive();
   }
 
-  // The rest of a Q block where two consumers split head_dim (kSplitHd): each
-  // has P^T and dS^T for half of the queries; both go to their shared tiles, and
-  // dV, dK, dQ read them from there. The dQ tasks are added to the accumulator
-  // from registers (red.global), in the deterministic mode in n_block order.
-  static __device__ __forceinline__ void grads_shared(const BwdArgs& a, const BwdSmem<Cfg>& sm, const BwdTile& t,
-                                                      const Part& part, const FragCoord& fc, int s, int m,
-                                                      int count, const float (&st)[SC / 2],
-                                                      const float (&dp)[SC / 2], float (&dk)[DKV / 2],
-                                                      float (&dv)[DKV / 2]) {
+  // The Q-block loop where two consumers split head_dim (kSplitHd): each has P^T
+  // and dS^T for half of the queries; both go to their shared tiles, and dV, dK,
+  // dQ read them from there. The dQ tasks are added to the accumulator from
+  // registers (red.global), in the deterministic mode in n_block order.
+  //
+  // The first dQ task is issued before dV and dK and added while they run, and
+  // the stage is released as soon as dV and dK are done, before the second task
+  // is (+5 % at every hd256 point against waiting for all three, then adding
+  // the first task with the tensor cores idle). Issuing the next block's S^T
+  // behind the second task as well lost 3-5 %: ptxas then serializes the wgmmas
+  // (C7514), and with its dP^T too the consumer spills past 240 registers
+  // (docs/PERF_NOTES.md fa3-bwd-hd256-overlap).
+  static __device__ __forceinline__ void loop_split_hd(const BwdArgs& a, const BwdSmem<Cfg>& sm, const BwdTile& t,
+                                                       const Part& part, const FragCoord& fc, uint64_t desc_k,
+                                                       uint64_t desc_v, const KeyRange& keys, BwdMask& mask,
+                                                       float (&dk)[DKV / 2], float (&dv)[DKV / 2]) {
+    static_assert(Cfg::kDqTasksPerWG == 2, "two dQ tasks per consumer");
     const int lane = threadIdx.x % 32, tid = threadIdx.x % 128;
     const bool turn_keeper = threadIdx.x == 128;  // deterministic mode: one consumer thread holds the turn
-    uint32_t pa[SC / 16][4], dsa[SC / 16][4];
-    p_to_a_fragments<Elem, SC>(st, pa);
-    p_to_a_fragments<Elem, SC>(dp, dsa);
-    // Both consumers' GEMMs of the previous block have read the single P^T / dS^T tiles.
-    sm90::named_barrier_sync(Cfg::kPdsFreeBar, Cfg::kConsumerThreads);
-    store_frag_sw128<SC>(sm.p(), Cfg::kDsPanelBytes, 0, part.q_col0(), pa, fc);
-    store_frag_sw128<SC>(sm.ds(0), Cfg::kDsPanelBytes, 0, part.q_col0(), dsa, fc);
-    sm90::fence_proxy_async_smem();
-    // Which (batch, head, Q block) this dQ belongs to.
-    const int head = t.kv_head * t.group + count / (a.num_m_blocks - t.m_begin);
-    const int64_t blk = row_block(a, t, head, m);
-    if (a.deterministic && turn_keeper) wait_turn(a.dq_semaphore + blk, t.n_block);
-    __syncwarp();  // bar.sync is .aligned: the warp meets it converged
-    sm90::named_barrier_sync(Cfg::kDsBar, Cfg::kConsumerThreads);
+    const int per_head = a.num_m_blocks - t.m_begin;
+    const int iters = t.group * per_head;
+    const int y0 = part.q_col0() * sm90::kPanelBytes;             // this consumer's Q / dO rows in a stage
     const int panel0 = part.hd_part * (DKV / sm90::kPanelElems);  // this consumer's head_dim panels
-    issue_ay_smem(dv, sm.p(), sm.dout(s) + panel0 * Cfg::kQPanelBytes);  // dV += P^T dO
-    issue_ay_smem(dk, sm.ds(0), sm.q(s) + panel0 * Cfg::kQPanelBytes);   // dK += dS^T Q
-    float* dst = a.dq_accum + blk * (BM * HD);
-#pragma unroll
-    for (int i = 0; i < Cfg::kDqTasksPerWG; ++i) {
-      const int task = part.c * Cfg::kDqTasksPerWG + i;
+    const int task0 = part.c * Cfg::kDqTasksPerWG;
+    float st[SC / 2], dp[SC / 2];
+
+    RingPos<Cfg::kStages> ring;
+    for (int m = t.m_begin; int(ring.count) < iters; ++ring.count, m = m + 1 < a.num_m_blocks ? m + 1 : t.m_begin) {
+      const int s = ring.stage();
+      sm.q_full(s).wait(ring.parity());
+      issue_xyt(st, desc_k, sm.q(s) + y0);  // S^T = K Q^T
+      sm.do_full(s).wait(ring.parity());
+      issue_xyt(dp, desc_v, sm.dout(s) + y0);  // dP^T = V dO^T
+      sm90::wgmma_wait<1>();
+      sm90::fence_regs(st);
+      mask.query0 = m * BM + part.q_col0();
+      const float* lse2 = sm.lse2(s) + part.q_col0();
+      if (bwd_block_needs_mask<BM, BN>(t.n_block, m, keys))
+        scores_to_p<SC, true>(st, lse2, a.softmax_scale_log2, fc, mask);
+      else
+        scores_to_p<SC, false>(st, lse2, a.softmax_scale_log2, fc, mask);
+      sm90::wgmma_wait<0>();
+      sm90::fence_regs(dp);
+      dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
+      uint32_t pa[SC / 16][4], dsa[SC / 16][4];
+      p_to_a_fragments<Elem, SC>(st, pa);
+      p_to_a_fragments<Elem, SC>(dp, dsa);
+      // Both consumers' GEMMs of the previous block have read the single P^T / dS^T tiles.
+      sm90::named_barrier_sync(Cfg::kPdsFreeBar, Cfg::kConsumerThreads);
+      store_frag_sw128<SC>(sm.p(), Cfg::kDsPanelBytes, 0, part.q_col0(), pa, fc);
+      store_frag_sw128<SC>(sm.ds(0), Cfg::kDsPanelBytes, 0, part.q_col0(), dsa, fc);
+      sm90::fence_proxy_async_smem();
+      // Which (batch, head, Q block) this dQ belongs to.
+      const int head = t.kv_head * t.group + int(ring.count) / per_head;
+      const int64_t blk = row_block(a, t, head, m);
+      if (a.deterministic && turn_keeper) wait_turn(a.dq_semaphore + blk, t.n_block);
+      __syncwarp();  // bar.sync is .aligned: the warp meets it converged
+      sm90::named_barrier_sync(Cfg::kDsBar, Cfg::kConsumerThreads);
+      float* dst = a.dq_accum + blk * (BM * HD) + task0 * Cfg::kDqTaskFloats;
       float dq[32];
-      issue_dq(dq, sm, 0, task);  // dQ task = dS K
+      issue_dq(dq, sm, 0, task0);                                          // dQ task 1 = dS K
+      issue_ay_smem(dv, sm.p(), sm.dout(s) + panel0 * Cfg::kQPanelBytes);  // dV += P^T dO
+      issue_ay_smem(dk, sm.ds(0), sm.q(s) + panel0 * Cfg::kQPanelBytes);   // dK += dS^T Q
+      sm90::wgmma_wait<2>();  // task 1 done; dV and dK run under its reduce-adds
+      sm90::fence_regs(dq);
+      add_dq_task(dst, dq, tid);
+      issue_dq(dq, sm, 0, task0 + 1);  // dQ task 2
+      sm90::wgmma_wait<1>();  // dV and dK done: this stage's Q and dO are free
+      sm90::fence_regs(dv);
+      sm90::fence_regs(dk);
+      if (lane == 0) {
+        sm.do_empty(s).arrive();
+        sm.q_empty(s).arrive();
+      }
       sm90::wgmma_wait<0>();
       sm90::fence_regs(dq);
+      add_dq_task(dst + Cfg::kDqTaskFloats, dq, tid);
+      if (a.deterministic) {  // both consumers' adds to this Q block are issued: the next tile's turn
+        __threadfence();
+        sm90::named_barrier_sync(Cfg::kDqDoneBar, Cfg::kConsumerThreads);
+        if (turn_keeper) asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(a.dq_semaphore + blk) : "memory");
+        __syncwarp();
+      }
+    }
+  }
+
+  // A dQ task (m64n64, fragment order) into the float32 accumulator at dst.
+  static __device__ __forceinline__ void add_dq_task(float* dst, const float (&dq)[32], int tid) {
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        sm90::red_add_v4(dst + task * Cfg::kDqTaskFloats + (k * 128 + tid) * 4,
-                         make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]));
-    }
-    sm90::fence_regs(dv);
-    sm90::fence_regs(dk);
-    if (lane == 0) {
-      sm.do_empty(s).arrive();
-      sm.q_empty(s).arrive();
-    }
-    if (a.deterministic) {
-      __threadfence();
-      sm90::named_barrier_sync(Cfg::kDqDoneBar, Cfg::kConsumerThreads);
-      if (turn_keeper) asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(a.dq_semaphore + blk) : "memory");
-      __syncwarp();
-    }
+    for (int k = 0; k < 8; ++k)
+      sm90::red_add_v4(dst + (k * 128 + tid) * 4, make_float4(dq[4 * k], dq[4 * k + 1], dq[4 * k + 2], dq[4 * k + 3]));
   }
 
   // dK (times the softmax scale) and dV in the dtype, through the K and V tiles'
