@@ -36,7 +36,9 @@ struct Fa3Fp8Kernel {
   static_assert(BlockM == Traits::kBlockM && BlockN == Traits::kBlockN && Warps * 32 == Traits::kThreads,
                 "fa3 fp8: instances.cmake names the tile of Fa3Fp8TraitsFor");
 
-  static fa3::Fp8Descale descale(const DescaleView& d) { return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride}; }
+  static fa3::Fp8Descale descale(const DescaleView& d) {
+    return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride, d.block_rows};
+  }
 
   static Fp8FwdParams fp8_params(const AttnParams& p) {
     Fp8FwdParams f;
@@ -70,8 +72,6 @@ struct Fa3Fp8Kernel {
     if (p.dtype != ElemType::e4m3) return "fa3 fp8: instance built for e4m3 inputs";
     if (p.head_dim != HeadDim) return "fa3 fp8: instance built for another head_dim";
     if (p.o_dtype != ElemType::bf16) return "fa3 fp8: writes O in bf16 only";
-    if (p.q_descale.block_rows || p.k_descale.block_rows || p.v_descale.block_rows)
-      return "fa3 fp8: one descale per tensor or per (batch, head), not per block of rows";
     Fp8FwdParams f = fp8_params(p);
     // Stand-ins for what exists only at launch: aligned, never dereferenced here.
     static const float placeholder[1] = {1.f};

@@ -93,9 +93,14 @@ inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
 template <int HeadDim>
 using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
 
-// Why p cannot run, or nullptr.
-inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p) {
+// Why p cannot run on variant v's tile, or nullptr.
+inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) return "fa3 fp8: head_dim must be 64, 128 or 256";
+  // A tile reads one Q descale and one K and one V descale per K/V block.
+  if (p.q_descale.block_rows % 128 != 0) return "fa3 fp8: Q's descale blocks must hold whole 128-row tiles";
+  const int block_n = fp8_variant_block_n(v, p.head_dim);
+  if (p.k_descale.block_rows % block_n != 0 || p.v_descale.block_rows % block_n != 0)
+    return "fa3 fp8: K and V descale blocks must hold whole K/V blocks of the tile (128 keys; 256 at head_dim 64)";
   if (p.seqlen_q < 1 || p.seqlen_k < 1) return "fa3 fp8: seqlen_q and seqlen_k must be >= 1";
   if (p.heads_kv < 1 || p.heads % p.heads_kv != 0) return "fa3 fp8: heads must be a multiple of heads_kv";
   if (!p.q_descale.ptr || !p.k_descale.ptr || !p.v_descale.ptr) return "fa3 fp8: descale pointers missing";
@@ -129,6 +134,8 @@ template <Fp8Variant V, int HeadDim>
 cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
   using Traits = typename Fa3Fp8TileFor<V, HeadDim>::type;
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN;
+  if (p.q_descale.block_rows % BM || p.k_descale.block_rows % BN || p.v_descale.block_rows % BN)
+    return cudaErrorInvalidValue;  // fa3_fp8_unsupported says why
   fa3::Fp8Args a{};
   cudaError_t err;
   const uint64_t hd = uint64_t(HeadDim);

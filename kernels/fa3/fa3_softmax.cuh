@@ -82,6 +82,36 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState&
   }
 }
 
+// online_softmax with a scale that may change from one K/V block to the next
+// (an FP8 forward with a K descale per block of keys): the running max is kept
+// scaled (log2 units), so maxima of blocks with different scales compare. With
+// one scale for every block the values are online_softmax's, bit for bit:
+// max(a, b) * s = max(a * s, b * s) for s > 0. LSE = m * ln 2 + ln l.
+template <int BlockN>
+__device__ __forceinline__ void online_softmax_scaled(float (&s)[BlockN / 2], RowState& st, float scale_log2,
+                                                      float (&alpha)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    const float m_new = fmaxf(st.m[r], quad_max(mx) * scale_log2);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    alpha[r] = fast_exp2(st.m[r] - m_use);
+    st.m[r] = m_new;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[4 * j + 2 * r + e];
+        x = fast_exp2(fmaf(x, scale_log2, -m_use));
+        sum += x;
+      }
+    st.l[r] = st.l[r] * alpha[r] + sum;
+  }
+}
+
 // O *= alpha, per row.
 template <int HeadDim>
 __device__ __forceinline__ void rescale_o(float (&o)[HeadDim / 2], const float (&alpha)[2]) {
