@@ -208,6 +208,38 @@ TEST(Check, BadInputIsExitTwo) {
   EXPECT_EQ(run_fa_check({"--config", "/nonexistent/check.json", "--backend", "cpu"}, dir).code, 2);
 }
 
+// FP8 settings of a case: the suite's "fp8_scaling" / "fp8_hadamard" keys and the
+// flags of the same names; both only for e4m3, anything else exit 2 and no file.
+TEST(Check, Fp8SettingsAreForE4m3CasesOnly) {
+  auto dir = test::temp_dir("check_fp8");
+  const std::string suite = (dir / "s.json").string(), json = (dir / "c.json").string();
+  auto expect_usage = [&](const std::vector<std::string>& args, const std::string& says) {
+    test::ProcResult r = run_fa_check(args, dir);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(json)) << "bad input wrote " << json;
+  };
+  std::ofstream(suite) << R"({"cases": [{"case": "b1 h2/2 q40 k40 d32 bf16", "fp8_scaling": "block"}]})";
+  expect_usage({"--config", suite, "--backend", "cpu", "--json", json}, "are for e4m3 cases");
+  std::ofstream(suite) << R"({"cases": [{"case": "b1 h2/2 q40 k40 d32 e4m3", "fp8_scaling": "rows"}]})";
+  expect_usage({"--config", suite, "--backend", "cpu", "--json", json}, "\"fp8_scaling\" is tensor, head or block");
+  std::ofstream(suite) << R"({"cases": [{"case": "b1 h2/2 q40 k40 d32 e4m3", "fp8_hadamard": "yes"}]})";
+  expect_usage({"--config", suite, "--backend", "cpu", "--json", json}, "\"fp8_hadamard\" is");
+  expect_usage({"--backend", "cpu", "--case", "b1 h2/2 q40 k40 d32 bf16", "--fp8-scaling", "block", "--json", json},
+               "apply to an e4m3 --case");
+  expect_usage({"--backend", "cpu", "--case", "b1 h2/2 q40 k40 d32 bf16", "--fp8-hadamard", "--json", json},
+               "apply to an e4m3 --case");
+  expect_usage({"--backend", "cpu", "--case", "b1 h2/2 q40 k40 d32 e4m3", "--fp8-scaling", "rows", "--json", json},
+               "--fp8-scaling: unknown 'rows'");
+  // As a filter: the suite's e4m3 cases quantized that way, none here.
+  std::ofstream(suite) << R"({"cases": [{"case": "b1 h2/2 q40 k40 d32 e4m3", "fp8_scaling": "head"},
+                                      {"case": "b1 h2/2 q40 k40 d32 bf16"}]})";
+  expect_usage({"--config", suite, "--backend", "cpu", "--fp8-scaling", "block", "--json", json},
+               "no case left after the filters");
+  expect_usage({"--config", suite, "--backend", "cpu", "--fp8-hadamard", "--json", json},
+               "no case left after the filters");
+}
+
 // A faulty variant is reachable only through fa-check: never in the registry.
 TEST(Check, FaultyVariantsAreNotRegistered) {
   for (const KernelVariant& v : Registry::instance().all())

@@ -118,11 +118,13 @@ KernelSet resolve_kernels(const std::string& selection, Backend backend, const R
   return set;
 }
 
-size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribution dist,
+size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribution dist, const Fp8Settings& fp8,
                 const std::vector<const KernelVariant*>& kernels, const CheckSettings& s, Executor& ex,
                 const std::function<void(const CheckRow&)>& on_row) {
   SweepConfig cfg;
   cfg.distribution = dist;
+  cfg.fp8_scaling = fp8.fp8_scaling;
+  cfg.fp8_hadamard = fp8.fp8_hadamard;
   cfg.max_check_rows = s.max_check_rows;
   if (s.max_check_rows_set) cfg.origin["max_check_rows"] = "--max-check-rows";
   cfg.exact_check = s.exact_check;
@@ -169,6 +171,10 @@ std::string replay_command(const std::string& program, const CheckRow& row, cons
   if (s.max_check_rows_set || s.max_check_rows != default_max_check_rows)
     cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
   if (s.exact_check) cmd += " --exact-check";
+  if (const auto& f = row.result.fp8) {
+    if (f->fp8_scaling != Fp8Settings{}.fp8_scaling) cmd += fmt::format(" --fp8-scaling {}", to_string(f->fp8_scaling));
+    if (f->fp8_hadamard) cmd += " --fp8-hadamard";
+  }
   // The same device: a fault may be one GPU's alone.
   if (row.result.device) cmd += fmt::format(" --devices {}", row.result.device->index);
   return cmd;

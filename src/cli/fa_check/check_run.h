@@ -46,19 +46,20 @@ struct CheckSettings {
   int threads = 0;
 };
 
-// One case under one distribution: every kernel of `kernels` whose pass is
+// One case under one distribution (e4m3 inputs quantized as `fp8` says): every kernel of `kernels` whose pass is
 // among `passes` and that supports the shape (a backward: with its forward
 // partner) gives a row (to on_row); returns how many did not support it.
 // A stop request (Ctrl-C, --timeout) ends it with fa::Stopped.
 // Kernels are grouped by pass, and by block_m (a backward: and block_n) when rows
 // or columns are sampled, so what is compared does not depend on which other
 // kernels ran (a replay of one kernel checks the same rows and columns).
-size_t run_case(const AttnProblem&, const std::vector<Pass>& passes, Distribution,
+size_t run_case(const AttnProblem&, const std::vector<Pass>& passes, Distribution, const Fp8Settings& fp8,
                 const std::vector<const KernelVariant*>&, const CheckSettings&, Executor&,
                 const std::function<void(const CheckRow&)>& on_row);
 
 // "fa-check --backend cpu --kernels K --case '...' --distribution D --seed S"
-// (+ --max-check-rows when not the default): reruns exactly this row.
+// (+ --max-check-rows when not the default, + an e4m3 row's FP8 settings when
+// not the default): reruns exactly this row.
 std::string replay_command(const std::string& program, const CheckRow&, const CheckSettings&,
                            int64_t default_max_check_rows);
 

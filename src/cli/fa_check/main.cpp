@@ -37,8 +37,8 @@ constexpr const char* kProg = "fa-check";
 constexpr int64_t kDefaultMaxCheckRows = 2048;
 
 struct Options {
-  std::string config, kernels, backend = "auto", case_text, distribution, json, csv;
-  bool quick = false, self_test = false, exact_check = false;
+  std::string config, kernels, backend = "auto", case_text, distribution, fp8_scaling, json, csv;
+  bool quick = false, self_test = false, exact_check = false, fp8_hadamard = false;
   std::optional<uint64_t> seed;
   int64_t max_check_rows = kDefaultMaxCheckRows;
   bool max_check_rows_set = false;  // given: the cuda back end samples beyond it too
@@ -65,13 +65,14 @@ void parse_flags(const CLI::App& app, const FlagTexts& t, Options& o) {
   if (given("--devices")) o.devices = parse_devices(t.devices, "--devices");
   for (auto [flag, value] : {std::pair<const char*, const std::string*>{"--config", &o.config},
                              {"--kernels", &o.kernels}, {"--case", &o.case_text},
-                             {"--distribution", &o.distribution}, {"--json", &o.json}, {"--csv", &o.csv},
+                             {"--distribution", &o.distribution}, {"--fp8-scaling", &o.fp8_scaling},
+                             {"--json", &o.json}, {"--csv", &o.csv},
                              {"--backend", &o.backend}})
     if (given(flag)) parse_nonempty(*value, flag, "a value");
 }
 
 // The cases to run: --case alone, or the suite file filtered by --quick, the
-// back end in use and --distribution.
+// back end in use, --distribution and the FP8 flags.
 std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
   std::optional<Distribution> dist;
   if (!o.distribution.empty()) {
@@ -79,10 +80,18 @@ std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
     if (!dist) throw UsageError(fmt::format("--distribution: unknown '{}' ({})", o.distribution,
                                             distribution_names()));
   }
+  std::optional<Fp8Scaling> scaling;
+  if (!o.fp8_scaling.empty()) {
+    scaling = parse_fp8_scaling(o.fp8_scaling);
+    if (!scaling) throw UsageError(fmt::format("--fp8-scaling: unknown '{}' (tensor, head or block)", o.fp8_scaling));
+  }
   if (!o.case_text.empty()) {
     CheckCase c;
     c.problem = parse_case(o.case_text, "--case");
     c.distributions = {dist.value_or(Distribution::normal)};
+    if ((scaling || o.fp8_hadamard) && c.problem.dtype != DType::e4m3)
+      throw UsageError("--fp8-scaling and --fp8-hadamard apply to an e4m3 --case");
+    c.fp8 = Fp8Settings{scaling.value_or(Fp8Settings{}.fp8_scaling), o.fp8_hadamard};
     return {c};
   }
   const std::string path = o.config.empty() ? default_suite_path() : o.config;
@@ -94,6 +103,10 @@ std::vector<CheckCase> select_cases(const Options& o, Backend backend) {
       if (std::find(c.distributions.begin(), c.distributions.end(), *dist) == c.distributions.end()) continue;
       c.distributions = {*dist};
     }
+    if ((scaling || o.fp8_hadamard) &&
+        (c.problem.dtype != DType::e4m3 || (scaling && c.fp8.fp8_scaling != *scaling) ||
+         (o.fp8_hadamard && !c.fp8.fp8_hadamard)))
+      continue;
     picked.push_back(std::move(c));
   }
   if (picked.empty()) throw UsageError(fmt::format("{}: no case left after the filters", path));
@@ -122,7 +135,7 @@ size_t run_on_devices(const std::vector<CheckCase>& cases, const std::vector<con
           bound[size_t(w)] = 1;
         }
         const auto& [c, d] = items[i];
-        unsupported += run_case(c->problem, c->passes, d, kernels, s, *slot.executor, [&](const CheckRow& row) {
+        unsupported += run_case(c->problem, c->passes, d, c->fp8, kernels, s, *slot.executor, [&](const CheckRow& row) {
           CheckRow r = row;
           r.result.device = slot.device;
           in_order.add(i, std::move(r));
@@ -184,6 +197,8 @@ int run(const Options& o, const std::string& program) {
                {"self_test", o.self_test},
                {"kernels", o.kernels},
                {"distribution", o.distribution},
+               {"fp8_scaling", o.fp8_scaling},
+               {"fp8_hadamard", o.fp8_hadamard},
                {"max_check_rows", o.max_check_rows},
                {"exact_check", o.exact_check},
                {"seed", s.seed}};
@@ -252,7 +267,7 @@ int run(const Options& o, const std::string& program) {
       for (const CheckCase& c : cases)
         for (Distribution d : c.distributions) {
           throw_if_stopped();
-          unsupported += run_case(c.problem, c.passes, d, set.kernels, s, *ex, on_row);
+          unsupported += run_case(c.problem, c.passes, d, c.fp8, set.kernels, s, *ex, on_row);
         }
     } else {
       unsupported += run_on_devices(cases, set.kernels, s, slots, on_row);
@@ -339,6 +354,13 @@ int main(int argc, char** argv) {
                  "Inputs for --case (default normal), or only the suite's cases with this distribution: "
                  "normal, uniform, adversarial, outliers")
       ->type_name("NAME");
+  app.add_option("--fp8-scaling", o.fp8_scaling,
+                 "How an e4m3 --case's inputs are quantized (default tensor), or only the suite's e4m3 cases "
+                 "quantized this way: one descale per tensor, per (batch, head) or per block of 128 rows")
+      ->type_name("tensor|head|block");
+  app.add_flag("--fp8-hadamard", o.fp8_hadamard,
+               "An e4m3 --case's Q and K rotated by the randomized Hadamard transform before quantization, or "
+               "only the suite's e4m3 cases that are");
   FlagTexts texts;
   app.add_option("--seed", texts.seed, "Input seed (default: fresh, printed). Example: --seed 123")->type_name("UINT64");
   app.add_option("--max-check-rows", texts.max_check_rows,

@@ -86,8 +86,9 @@ std::vector<CheckCase> load_suite(const std::string& path) {
       throw UsageError(where + ": needs \"case\": \"b1 h4/2 q257 k300 d64 bf16 causal\"");
     for (const auto& [key, value] : j.items())
       if (key != "case" && key != "distributions" && key != "pass" && key != "quick" && key != "backend" &&
-          key != "why")
-        throw UsageError(fmt::format("{}: unknown key '{}' (case, distributions, pass, quick, backend, why)",
+          key != "fp8_scaling" && key != "fp8_hadamard" && key != "why")
+        throw UsageError(fmt::format("{}: unknown key '{}' (case, distributions, pass, quick, backend, fp8_scaling, "
+                                     "fp8_hadamard, why)",
                                      where, key));
     CheckCase c;
     c.problem = parse_case(j["case"].get<std::string>(), where);
@@ -131,6 +132,16 @@ std::vector<CheckCase> load_suite(const std::string& path) {
       c.backend = parse_backend(j["backend"].get<std::string>());
       if (!c.backend) throw UsageError(where + ": \"backend\" is cpu or cuda");
     }
+    want("fp8_scaling", j.contains("fp8_scaling") && j["fp8_scaling"].is_string(), "\"tensor\", \"head\" or \"block\"");
+    want("fp8_hadamard", j.contains("fp8_hadamard") && j["fp8_hadamard"].is_boolean(), "true or false");
+    if ((j.contains("fp8_scaling") || j.contains("fp8_hadamard")) && c.problem.dtype != DType::e4m3)
+      throw UsageError(where + ": \"fp8_scaling\" and \"fp8_hadamard\" are for e4m3 cases");
+    if (j.contains("fp8_scaling")) {
+      const auto s = parse_fp8_scaling(j["fp8_scaling"].get<std::string>());
+      if (!s) throw UsageError(where + ": \"fp8_scaling\" is tensor, head or block");
+      c.fp8.fp8_scaling = *s;
+    }
+    if (j.contains("fp8_hadamard")) c.fp8.fp8_hadamard = j["fp8_hadamard"].get<bool>();
     if (j.contains("why")) c.why = j["why"].get<std::string>();
     cases.push_back(std::move(c));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check/inputs.h"
+#include "core/fp8_settings.h"
 #include "core/types.h"
 
 namespace fa::check {
@@ -20,6 +21,7 @@ struct CheckCase {
   std::vector<Pass> passes{Pass::fwd, Pass::bwd};
   bool quick = false;                  // part of --quick
   std::optional<Backend> backend;      // only on this back end (long GPU shapes); nullopt: any
+  Fp8Settings fp8;                     // e4m3 cases: how the inputs are quantized
   std::string why;                     // what the case is there to catch
 };
 
@@ -27,7 +29,8 @@ struct CheckCase {
 AttnProblem parse_case(const std::string& text, const std::string& where);
 
 // Reads a suite file: {"description": ..., "cases": [{"case": "...",
-// "distributions": [...], "pass": ["fwd", "bwd"], "quick": bool, "backend": "cpu|cuda", "why": "..."}]}.
+// "distributions": [...], "pass": ["fwd", "bwd"], "quick": bool, "backend": "cpu|cuda",
+// "fp8_scaling": "tensor|head|block", "fp8_hadamard": bool (e4m3 cases only), "why": "..."}]}.
 // UsageError with the file and the case index for anything malformed.
 std::vector<CheckCase> load_suite(const std::string& path);
 
