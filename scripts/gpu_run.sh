@@ -21,8 +21,10 @@
 # names another build whose one-GPU run of the same sweep comes first); and
 # fp8 (the paper-fwd sweep in e4m3 with fa3, cuDNN's FP8 forward timed by
 # cudnn_fp8_check from BIN_DIR in the same run, fa-check on the e4m3 kernels,
-# and the FP8 error table: normal and outlier inputs, per-tensor and per-head
-# descales, with and without the Hadamard rotation; T_FP8 caps the sweep).
+# and the FP8 error table: normal and outlier inputs, per-tensor, per-head and
+# per-block descales, with and without the Hadamard rotation; FP8_ERROR_SCALINGS
+# picks the table's columns [tensor head head-hadamard block block-hadamard];
+# FP8_STEPS picks the parts [sweep peer check table]; T_FP8 caps the sweep).
 # cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
 # copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
 # torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
@@ -153,21 +155,30 @@ fi
 
 if want fp8; then
 step "paper-fwd sweep in e4m3 (fa3), cuDNN's FP8 forward on the same shapes, fa-check e4m3, the FP8 error table"
+FP8_STEPS=" ${FP8_STEPS:-sweep peer check table} "
+fp8_want() { [[ "$FP8_STEPS" == *" $1 "* ]]; }
+if fp8_want sweep; then
 timeout -s INT -k 10 "${T_FP8:-300}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --dtype e4m3 \
   --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa3 --max-seconds 0.2 --min-samples 10 \
   --json "$R/paper-fwd-e4m3.json" --csv "$R/paper-fwd-e4m3.csv" > "$R/paper-fwd-e4m3.md" 2> "$R/paper-fwd-e4m3.err"
 pack paper-fwd-e4m3 $?
+fi
+if fp8_want peer; then
 # cuDNN's FP8 graph writes O in e4m3 on Hopper (kernels/cudnn/FP8.md); timed
 # at the paper's shapes with the L2 flushed before each sample.
 timeout -s INT -k 10 "${T_FP8_PEER:-150}" "$BIN/cudnn_fp8_check" time --csv="$R/cudnn-fp8.csv" > "$R/cudnn-fp8.txt" 2>&1
 pack cudnn_fp8_check $?
+fi
+if fp8_want check; then
 timeout -s INT -k 10 "${T_CHECK:-300}" "$BIN/fa-check" --backend cuda --kernels 'fa3.e4m3.*' \
   --json "$R/check-e4m3.json" --csv "$R/check-e4m3.csv" > "$R/check-e4m3.md" 2> "$R/check-e4m3.err"
 pack fa-check-e4m3 $?
+fi
+fp8_want table &&
 for dist in normal outliers; do
-  for scaling in tensor head head-hadamard; do
+  for scaling in ${FP8_ERROR_SCALINGS:-tensor head head-hadamard block block-hadamard}; do
     flags="--fp8-scaling ${scaling%-hadamard}"
-    [ "$scaling" = head-hadamard ] && flags="$flags --fp8-hadamard"
+    [[ "$scaling" == *-hadamard ]] && flags="$flags --fp8-hadamard"
     # shellcheck disable=SC2086
     timeout -s INT -k 10 60 "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --dtype e4m3 \
       --kernels fa3 --head-dim 128 --seqlen 4096 --distribution "$dist" $flags --max-seconds 0.02 --seed 1234 \
