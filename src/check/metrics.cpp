@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_mma.h"
 #include "check/half.h"
 #include "core/errors.h"
