@@ -19,12 +19,14 @@
 # paper-fwd sweep on one GPU, then with --devices all; T_DEVICES caps each,
 # DEVICES_KERNELS picks the kernels [fa1,fa2,fa3,cudnn,standard], BASELINE_BIN
 # names another build whose one-GPU run of the same sweep comes first); and
-# fp8 (the paper-fwd sweep in e4m3 with fa3, cuDNN's FP8 forward timed by
-# cudnn_fp8_check from BIN_DIR in the same run, fa-check on the e4m3 kernels,
-# and the FP8 error table: normal and outlier inputs, per-tensor, per-head and
-# per-block descales, with and without the Hadamard rotation; FP8_ERROR_SCALINGS
-# picks the table's columns [tensor head head-hadamard block block-hadamard];
-# FP8_STEPS picks the parts [sweep peer check table]; T_FP8 caps the sweep).
+# fp8 (the paper-fwd sweep in e4m3 with fa3 and cudnn, whose cudnn.e4m3 is
+# cuDNN's FP8 forward validated and timed in the sweep; the same forward timed on
+# its own by cudnn_fp8_check from BIN_DIR, the cross-check; fa-check on the e4m3
+# kernels, and the FP8 error table: normal and outlier inputs, per-tensor,
+# per-head and per-block descales, with and without the Hadamard rotation;
+# FP8_ERROR_SCALINGS picks the table's columns [tensor head head-hadamard block
+# block-hadamard]; FP8_STEPS picks the parts [sweep peer check table]; T_FP8 caps
+# the sweep).
 # cuDNN: CUDNN_LIB_DIR is put first on LD_LIBRARY_PATH; by default it is the
 # copy inside PyTorch's environment (nvidia/cudnn/lib), so our cudnn peer and
 # torch.cudnn run the same library; CUDNN_LIB_DIR= (empty) keeps the system's.
@@ -154,23 +156,24 @@ pack devices $(( rc_one || rc_all || rc_cmp ))
 fi
 
 if want fp8; then
-step "paper-fwd sweep in e4m3 (fa3), cuDNN's FP8 forward on the same shapes, fa-check e4m3, the FP8 error table"
+step "paper-fwd sweep in e4m3 (fa3, cudnn), cuDNN's FP8 forward on its own, fa-check e4m3, the FP8 error table"
 FP8_STEPS=" ${FP8_STEPS:-sweep peer check table} "
 fp8_want() { [[ "$FP8_STEPS" == *" $1 "* ]]; }
 if fp8_want sweep; then
 timeout -s INT -k 10 "${T_FP8:-300}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --dtype e4m3 \
-  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa3 --max-seconds 0.2 --min-samples 10 \
+  --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa3,cudnn --max-seconds 0.2 --min-samples 10 \
   --json "$R/paper-fwd-e4m3.json" --csv "$R/paper-fwd-e4m3.csv" > "$R/paper-fwd-e4m3.md" 2> "$R/paper-fwd-e4m3.err"
 pack paper-fwd-e4m3 $?
 fi
 if fp8_want peer; then
-# cuDNN's FP8 graph writes O in e4m3 on Hopper (kernels/cudnn/FP8.md); timed
-# at the paper's shapes with the L2 flushed before each sample.
+# The cross-check: cuDNN's FP8 forward in its own process, at the paper's shapes
+# with the L2 flushed before each sample; its times should match the sweep's
+# cudnn.e4m3 rows (which scripts/summarize.py and plot.py prefer where both exist).
 timeout -s INT -k 10 "${T_FP8_PEER:-150}" "$BIN/cudnn_fp8_check" time --csv="$R/cudnn-fp8.csv" > "$R/cudnn-fp8.txt" 2>&1
 pack cudnn_fp8_check $?
 fi
 if fp8_want check; then
-timeout -s INT -k 10 "${T_CHECK:-300}" "$BIN/fa-check" --backend cuda --kernels 'fa3.e4m3.*' \
+timeout -s INT -k 10 "${T_CHECK:-300}" "$BIN/fa-check" --backend cuda --kernels 'fa3.e4m3.*,cudnn.e4m3' \
   --json "$R/check-e4m3.json" --csv "$R/check-e4m3.csv" > "$R/check-e4m3.md" 2> "$R/check-e4m3.err"
 pack fa-check-e4m3 $?
 fi

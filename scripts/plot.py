@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Figures from fa-bench results: sweep --csv or --json files, scripts/torch_peers.py CSVs
 (docs/OUTPUTS.md lists the columns), and the CSV of a standalone peer timer
-(tests/gpu/standalone/cudnn_fp8_check --csv: cuDNN's FP8 forward beside an e4m3 sweep).
+(tests/gpu/standalone/cudnn_fp8_check --csv: cuDNN's FP8 forward beside an e4m3 sweep;
+at a point where a sweep row of the same family exists, `cudnn.e4m3`, the sweep's row is
+drawn and the standalone one left out: scripts/peer_rows.py).
 
     python3 scripts/plot.py results/h200/2026-11-30-0d70af4/paper-fwd.json torch-paper-fwd.csv --out out/plots
     python3 scripts/plot.py run.csv --x head_dim --y tflops --series kernel --panels causal,dtype
@@ -48,6 +50,9 @@ except ImportError:
                      f"({sys.executable}); install python3-matplotlib (Debian/Ubuntu: "
                      "apt-get install python3-matplotlib)\n")
     sys.exit(2)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_rows import is_standalone, prefer_sweep_rows, standalone_rows  # noqa: E402
 
 X_CHOICES = ("seqlen", "head_dim", "batch", "block")
 Y_CHOICES = ("tflops", "latency", "traffic", "memory", "error")
@@ -108,7 +113,7 @@ def load(paths, meta_path=None):
                         metas.append(doc["metadata"])
                     continue
                 rd = csv.DictReader(f)
-                if {"impl", "hdim", "seqlen", "tflops"} <= set(rd.fieldnames or []):
+                if is_standalone(rd.fieldnames):
                     rows.extend(standalone_rows(rd))
                     continue
                 missing = {"kernel", "seqlen_q", "head_dim", "causal", "status"} - set(rd.fieldnames or [])
@@ -117,19 +122,7 @@ def load(paths, meta_path=None):
                 rows.extend(rd)
         except OSError as e:
             raise PlotError(f"cannot read {p}: {e.strerror}")
-    return rows, metas
-
-
-def standalone_rows(rd):
-    """A standalone timer's CSV (tests/gpu/standalone/cudnn_fp8_check --csv: impl, dtype,
-    o_type, causal, hdim, seqlen, batch, heads, ms, tflops, check) as sweep rows, so a
-    peer timed outside the sweep draws beside it. The kernel is named impl.dtype."""
-    for r in rd:
-        yield {"kernel": f"{r['impl']}.{r['dtype']}", "family": r["impl"].split("_")[0], "pass": "fwd",
-               "batch": r["batch"], "heads": r["heads"], "seqlen_q": r["seqlen"], "seqlen_k": r["seqlen"],
-               "head_dim": r["hdim"], "causal": "true" if r["causal"] in ("1", "true") else "false",
-               "dtype": r["dtype"], "status": "ok" if r.get("check", "").startswith("PASS") else "failed",
-               "median_ms": r["ms"], "tflops": r["tflops"]}
+    return prefer_sweep_rows(rows), metas
 
 
 def num(row, key):

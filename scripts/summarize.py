@@ -7,7 +7,10 @@
 Columns are series: a family of our cuda kernels (`fa1`, `fa2`, `fa3`, `cudnn`,
 `standard`: the row of that family at the point, i.e. the tile the sweep ran,
 normally the default), or a torch peer by kernel name (`torch.flash`,
-`torch.cudnn`). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
+`torch.cudnn`). A cudnn_fp8_check --csv file (cuDNN's FP8 forward timed on its own)
+counts as the `cudnn` series where no sweep row of the family is at the point: an e4m3
+sweep with `--kernels fa3,cudnn` has its own `cudnn` rows, and they win
+(scripts/peer_rows.py). One line per (head_dim, causal, seqlen); each --ratio A/B adds a
 column A's TFLOP/s over B's. Only rows of one pass are read (--pass, default fwd;
 a file without a `pass` column holds forward rows). Rows with another status show it instead of a number.
 A `*` marks a number from a throttled row, and every ratio that uses one: its
@@ -23,6 +26,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_rows import is_standalone, prefer_sweep_rows, standalone_rows  # noqa: E402
 from sm_clock import THROTTLE_DROP, max_clock_of, row_throttled  # noqa: E402
 
 
@@ -52,7 +56,9 @@ def main():
             print(f"summarize.py: skipping {path}: {e.strerror}", file=sys.stderr)
             continue
         with f:
-            rows.extend(csv.DictReader(f))
+            rd = csv.DictReader(f)
+            rows.extend(standalone_rows(rd) if is_standalone(rd.fieldnames) else rd)
+    rows = prefer_sweep_rows(rows)
     max_clock = args.max_clock_mhz or max_clock_of(rows)
     cell = {}
     throttled = set()  # (point, series) whose kept row is row_throttled

@@ -3,7 +3,7 @@
 count and names, axis labels and scales, panel titles, the title's fixed values) on small
 hand-made CSVs, the mixes it must refuse, the message without matplotlib, and every
 figure rendered from the committed smoke and block sweeps (tests/data/plot/) as a valid
-PNG.
+PNG, and a standalone peer timer's rows giving way to the sweep's at the points it timed.
 
 Exit 0 when every check passes, 1 otherwise, 77 (ctest: skipped) when matplotlib is
 missing, so a machine without it never reports a pass.
@@ -241,6 +241,23 @@ def main():
     rows, metas = plot.load([jpath])
     check(len(rows) == 2 and rows[0]["seqlen_q"] == "128" and rows[0]["causal"] == "false"
           and rows[0]["traffic_model_read_bytes"] == "10" and metas == [meta_bw], "JSON rows flatten to CSV columns")
+
+    # 11b. cudnn_fp8_check's CSV beside an e4m3 sweep with cudnn.e4m3: at a point the sweep
+    # timed, its row is drawn and the standalone one left out; elsewhere the standalone one.
+    rows_e4 = [row(kernel=k, family=f, seqlen=n, head_dim=128, dtype="e4m3", batch=16384 // n, heads=16,
+                   backend="cuda", tflops=t)
+               for k, f, n, t in (("fa3.e4m3.hd128.128x128.w12.s2", "fa3", 4096, 760),
+                                  ("fa3.e4m3.hd128.128x128.w12.s2", "fa3", 8192, 810),
+                                  ("cudnn.e4m3", "cudnn", 4096, 950))]
+    timer = os.path.join(d, "cudnn-fp8.csv")
+    with open(timer, "w") as f:
+        f.write("impl,dtype,o_type,causal,hdim,seqlen,batch,heads,ms,tflops,check\n"
+                "cudnn_fp8,e4m3,e4m3,0,128,4096,4,16,0.57,963.3,PASS\n"
+                "cudnn_fp8,e4m3,e4m3,0,128,8192,2,16,1.09,1000.0,PASS\n")
+    rows, _ = plot.load([write_csv(d, "e4m3.csv", rows_e4), timer])
+    cudnn = sorted((int(r["seqlen_q"]), r["kernel"]) for r in rows if r["family"] == "cudnn")
+    check(cudnn == [(4096, "cudnn.e4m3"), (8192, "cudnn_fp8.e4m3")],
+          f"the sweep's cudnn.e4m3 row wins over cudnn_fp8_check's at its point: {cudnn}")
 
     # 12. Without matplotlib: one line naming the package, exit 2.
     fake = os.path.join(d, "fake")

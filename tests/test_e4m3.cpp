@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 
 namespace fa {
 namespace {

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_mma.h"
 
 namespace fa {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_quant.h"
 #include "core/errors.h"
 

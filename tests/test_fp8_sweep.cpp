@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_inputs.h"
 #include "check/hadamard.h"
 #include "check/inputs.h"

@@ -7,7 +7,8 @@
 // Strides are in elements, so a kernel can take views of larger tensors.
 //
 // An e4m3 forward (dtype e4m3) reads Q, K, V as e4m3 codes with descales
-// (the fields at the end) and writes O in o_dtype; strides stay in elements.
+// (the fields at the end) and writes O in o_dtype (bf16, or e4m3 codes scaled
+// by o_scale); strides stay in elements.
 //
 // The backward pass uses the same struct: Q, K, V, O and LSE are its inputs (O
 // and LSE as a forward left them), with dO (like O); it writes dQ (like Q) and
@@ -72,10 +73,25 @@ struct AttnParams {
   // parameter offsets stay as they were.
   DescaleView q_descale, k_descale, v_descale;
   ElemType o_dtype = ElemType::bf16;  // what an e4m3 forward writes O in
+  // o_dtype e4m3: O is written as the codes of O * *o_scale (one float in
+  // device memory, chosen by the caller so that |O| * scale stays below 448),
+  // and read back as code value / *o_scale.
+  const float* o_scale = nullptr;
 
   // For head h of Q the K/V head is h / (heads / heads_kv) (GQA / MQA).
   int kv_group() const { return heads / heads_kv; }
 };
+
+// What a forward instantiation K of input dtype `in` writes O in: K::kODtype
+// where K declares one (cuDNN's e4m3 forward writes e4m3), else the input
+// dtype, and bf16 for e4m3 inputs (the host's output_dtype rule, core/types.h).
+template <typename K>
+constexpr ElemType o_dtype_of(ElemType in) {
+  if constexpr (requires { K::kODtype; })
+    return K::kODtype;
+  else
+    return in == ElemType::e4m3 ? ElemType::bf16 : in;
+}
 
 // Fill the strides for contiguous BSHD tensors.
 inline void set_contiguous_strides(AttnParams& p) {

@@ -25,6 +25,9 @@ struct GpuKernelEntry {
   // Enqueue the pass on `stream` (a cudaStream_t). Returns a cudaError_t as int
   // (0 = launched). Must not synchronise.
   int (*launch)(const AttnParams& p, void* stream);
+  // What the forward writes O in (o_dtype_of in attn_params.h): launch and
+  // unsupported expect p.o_dtype to say the same.
+  ElemType (*o_dtype)();
 };
 
 // Every instantiation this build compiled (empty when built without CUDA kernels).

@@ -1,8 +1,11 @@
 #include "check/fp8_inputs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "check/hadamard.h"
+#include "core/e4m3.h"
 
 namespace fa {
 
@@ -27,6 +30,12 @@ E4m3Codes e4m3_codes(const Fp8Tensor& t) {
   return c;
 }
 
+float e4m3_o_scale(const std::vector<float>& v) {
+  float amax = 0.f;
+  for (float x : v) amax = std::max(amax, std::fabs(x));
+  return amax > 0.f ? kE4m3Max / (kE4m3OHeadroom * amax) : 1.f;
+}
+
 HostInputs quantize_inputs(const AttnProblem& p, HostInputs& in, const Fp8Settings& s, uint64_t seed) {
   HostInputs original = in;
   if (s.fp8_hadamard) {
@@ -46,6 +55,7 @@ HostInputs quantize_inputs(const AttnProblem& p, HostInputs& in, const Fp8Settin
   in.q8 = e4m3_codes(q);
   in.k8 = e4m3_codes(k);
   in.v8 = e4m3_codes(v);
+  in.o_scale = e4m3_o_scale(in.v);
   return original;
 }
 

@@ -4,6 +4,7 @@
 // (check/fp8_quant.h). docs/MEASUREMENT.md, "FP8 inputs", states the choices.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "check/fp8_quant.h"
 #include "core/tensors.h"
@@ -18,6 +19,19 @@ inline constexpr int64_t kFp8BlockRows = 128;
 
 // A quantized tensor as HostInputs carries it (the strides of its descales).
 E4m3Codes e4m3_codes(const Fp8Tensor&);
+
+// How far below e4m3's largest value max |V| * o_scale stays (e4m3_o_scale):
+// every O is a convex combination of V's rows, so |O| <= max |V| but for
+// rounding P to e4m3, which can push the weights' sum past 1 (2^-4 relative
+// for normal values, more where many round up from the subnormals). Half the
+// range, as tests/gpu/standalone/cudnn_fp8_check does; it costs only O's
+// subnormal floor (2^-10 / o_scale), not its relative precision.
+inline constexpr float kE4m3OHeadroom = 2.f;
+
+// The scale a kernel that writes O in e4m3 writes it with (HostInputs::o_scale):
+// 448 / (kE4m3OHeadroom * max |V|) over V's dequantized values, so O needs no
+// saturation; 1 when V is all zeros.
+float e4m3_o_scale(const std::vector<float>& v);
 
 // `in` holds float Q, K, V (as generate_inputs makes them for an e4m3 point).
 // Replaces them by their dequantized values and fills in.q8, k8, v8 with what

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "core/errors.h"
 #include "core/parallel.h"
 

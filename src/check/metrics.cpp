@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <mutex>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_mma.h"
 #include "check/half.h"
 #include "core/errors.h"
@@ -34,6 +34,10 @@ float round_to(float x, DType d) {
 
 struct StandardErrors {
   double o_max_abs = 0, lse_max_abs = 0;
+  // e4m3: the same standard in the form of a kernel that rounds the normalized
+  // P and writes O in e4m3 (cuDNN's FP8 forward): its O max abs error, and
+  // the largest |reference O| (O's rounding floor, e4m3_o_floor).
+  double o_max_abs_e4m3_o = 0, ref_o_max = 0;
 };
 
 // An e4m3 point's K as the FP8 standard reads it: code values (no descale) per
@@ -61,7 +65,9 @@ std::vector<std::vector<float>> fp8_keys(const AttnProblem& p, const E4m3Codes& 
 // so a sampled check at long seqlen costs about what the reference does.
 // e4m3: the scores come from the codes as the FP8 tensor cores add them up
 // (check/fp8_mma.h), times the scale and the descales; the rest as described
-// in docs/MEASUREMENT.md, "The FP8 tolerance rule".
+// in docs/MEASUREMENT.md, "The FP8 tolerance rule", in both of its forms: P
+// rounded unnormalized and O in bf16 (fa3), and P rounded normalized and O in
+// e4m3 with the inputs' o_scale (cuDNN), from the same scores.
 StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
                                      const ReferenceOutputs& ref) {
   using MapF = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>,
@@ -73,6 +79,7 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
   const int64_t chunks = (n_rows + kChunk - 1) / kChunk;
   const float scale = p.scale();
   const bool fp8 = p.dtype == DType::e4m3;
+  const bool e4m3_o = fp8 && in.o_scale > 0;  // the second form needs O's scale (quantize_inputs sets it)
   const DType out_dtype = output_dtype(p.dtype);
   const std::vector<std::vector<float>> fp8_k = fp8 ? fp8_keys(p, in.k8) : std::vector<std::vector<float>>{};
   const int workers = resolve_threads(0);
@@ -86,6 +93,8 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
     const MapF k(in.k.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
     const MapF v(in.v.data() + kv_off, nk, d, Eigen::OuterStride<>(p.heads_kv * d));
     ColF pt(n_vis, cn);  // S^T, then P^T rounded to the dtype
+    ColF pt_norm;        // e4m3: P^T in the normalized form (cuDNN's), from the same scores
+    if (e4m3_o) pt_norm.resize(n_vis, cn);
     if (fp8 && n_vis > 0) {
       std::vector<float> q_codes(static_cast<size_t>(cn * d)), dots(static_cast<size_t>(cn * n_vis));
       std::vector<float> k_descale(static_cast<size_t>(n_vis));
@@ -113,6 +122,7 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       auto col = pt.col(c);
       if (seen == 0) {  // O = 0 and LSE = -inf, exactly like the reference
         col.setZero();
+        if (e4m3_o) pt_norm.col(c).setZero();
         continue;
       }
       // S stored in the dtype (e4m3: float32 scores, as the FP8 kernels keep them)
@@ -121,6 +131,12 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       const float m = col.head(seen).maxCoeff();
       float l = 0.f;
       for (int64_t j = 0; j < seen; ++j) l += (col(j) = std::exp(col(j) - m));
+      // e4m3, cuDNN's form: P = exp(s - m) / l, rounded as P * 448 and descaled.
+      if (e4m3_o) {
+        for (int64_t j = 0; j < seen; ++j)
+          pt_norm(j, c) = decode_e4m3(encode_e4m3(col(j) / l * kE4m3Max)) * (1.f / kE4m3Max);
+        pt_norm.col(c).tail(n_vis - seen).setZero();
+      }
       // e4m3: exp(s - m) in [0, 1] rounded to e4m3 unscaled, normalized after P V
       // (fa3's FP8 forward); else the normalized P rounded to the dtype.
       for (int64_t j = 0; j < seen; ++j)
@@ -129,18 +145,29 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
       err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
     }
-    ColF oc = ColF::Zero(d, cn);
+    ColF oc = ColF::Zero(d, cn), oc_norm;
     if (n_vis > 0) oc.noalias() = v.topRows(n_vis).transpose() * pt;
+    if (e4m3_o) {
+      oc_norm = ColF::Zero(d, cn);
+      if (n_vis > 0) oc_norm.noalias() = v.topRows(n_vis).transpose() * pt_norm;
+    }
     for (int64_t c = 0; c < cn; ++c) {
       const double* r = ref.o.data() + ((b * n_rows + c0 + c) * p.heads + h) * d;
-      for (int64_t e = 0; e < d; ++e)
+      for (int64_t e = 0; e < d; ++e) {
         err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), out_dtype)) - r[e]));
+        if (!e4m3_o) continue;
+        const float o8 = decode_e4m3(encode_e4m3(oc_norm(e, c) * in.o_scale)) / in.o_scale;
+        err.o_max_abs_e4m3_o = nan_max(err.o_max_abs_e4m3_o, std::abs(double(o8) - r[e]));
+        err.ref_o_max = nan_max(err.ref_o_max, std::abs(r[e]));
+      }
     }
   });
   StandardErrors total;
   for (const auto& e : per_worker) {
     total.o_max_abs = nan_max(total.o_max_abs, e.o_max_abs);
     total.lse_max_abs = nan_max(total.lse_max_abs, e.lse_max_abs);
+    total.o_max_abs_e4m3_o = nan_max(total.o_max_abs_e4m3_o, e.o_max_abs_e4m3_o);
+    total.ref_o_max = nan_max(total.ref_o_max, e.ref_o_max);
   }
   return total;
 }
@@ -216,8 +243,18 @@ double o_tolerance(const AttnProblem& p, const HostInputs& in, const ReferenceOu
   return 2.0 * standard_in_precision(p, in, ref).o_max_abs + dtype_floor(p.dtype);
 }
 
-Tolerances tolerances_for(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref) {
-  return tolerances_from(p, standard_in_precision(p, in, ref));
+Tolerances tolerances_for(const AttnProblem& p, const HostInputs& in, const ReferenceOutputs& ref,
+                          Tolerances* e4m3_o) {
+  const StandardErrors e = standard_in_precision(p, in, ref);
+  const Tolerances t = tolerances_from(p, e);
+  if (e4m3_o) {
+    if (p.dtype != DType::e4m3 || !(in.o_scale > 0))
+      throw KernelError(fmt::format("tolerances_for: an e4m3 O's tolerances need an e4m3 point with O's scale ({})",
+                                    p.describe()));
+    *e4m3_o = t;
+    e4m3_o->tolerance = 2.0 * e.o_max_abs_e4m3_o + e4m3_o_floor(e.ref_o_max, in.o_scale);
+  }
+  return t;
 }
 
 Tolerances tolerances_for(const AttnProblem& p, const StandardRows& s, const ReferenceOutputs& ref) {
@@ -227,6 +264,11 @@ Tolerances tolerances_for(const AttnProblem& p, const StandardRows& s, const Ref
 Tolerances tolerances_for(const AttnProblem& p, const ErrorMetrics& standard) {
   const bool broken = standard.nonfinite > 0;
   return tolerances_from(p, StandardErrors{broken ? NAN : standard.o_max_abs, broken ? NAN : standard.lse_max_abs});
+}
+
+double e4m3_o_floor(double ref_o_max, float o_scale) {
+  if (!(o_scale > 0)) throw KernelError("e4m3_o_floor: an e4m3 O needs a positive scale");
+  return std::ldexp(ref_o_max, -4) + std::ldexp(1.0, -10) / o_scale;
 }
 
 bool passes(const ErrorMetrics& m, const Tolerances& t) {

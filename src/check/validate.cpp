@@ -50,6 +50,11 @@ void run_on(const KernelVariant& v, Executor& ex, RunContext& counted) {
 Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Executor& ex, const PointCheck& check,
                             uint64_t seed, const std::function<void(const HostOutputs&)>& outputs) {
   Validation val;
+  const DType o_dtype = o_dtype_of(v, p);
+  ex.set_o_dtype(o_dtype);
+  if (o_dtype == DType::e4m3 && !check.e4m3_o_tolerances)
+    throw std::logic_error("validate_variant: " + v.name + " writes O in e4m3: the point needs its tolerances");
+  val.tolerances = o_dtype == DType::e4m3 ? *check.e4m3_o_tolerances : check.tolerances;
   ex.poison_outputs();
   run_on(v, ex, val.counted);
   val.peak_extra_bytes = ex.peak_extra_bytes();
@@ -64,8 +69,8 @@ Validation validate_forward(const KernelVariant& v, const AttnProblem& p, Execut
     val.errors = compare_outputs(p, out, check.ref);
     if (check.unquantized_ref) val.errors_vs_unquantized = compare_outputs(p, out, *check.unquantized_ref);
   }
-  val.passed = passes(val.errors, check.tolerances);
-  if (!val.passed) val.why = forward_why(val.errors, check.tolerances, seed);
+  val.passed = passes(val.errors, val.tolerances);
+  if (!val.passed) val.why = forward_why(val.errors, val.tolerances, seed);
   return val;
 }
 
@@ -116,6 +121,7 @@ Validation validate_backward(const KernelVariant& v, const AttnProblem& p, Execu
   const Validation fwd = validate_forward(f, p, ex, check, seed, given.catcher());
   Validation val;
   val.errors = fwd.errors;
+  val.tolerances = fwd.tolerances;
   val.partner_counted = fwd.counted;
   val.partner_peak_extra_bytes = fwd.peak_extra_bytes;
   if (!fwd.passed) {
@@ -178,7 +184,12 @@ PointCheck check_point(const AttnProblem& p, const HostInputs& inputs, int64_t m
   else
     c.ref = reference_forward(p, inputs, rows, threads);
   if (p.dtype == DType::e4m3) c.unquantized_ref = reference_forward(p, *unquantized, c.ref.rows, threads);
-  c.tolerances = tolerances_for(p, inputs, c.ref);
+  if (p.dtype == DType::e4m3 && inputs.o_scale > 0) {
+    c.e4m3_o_tolerances.emplace();
+    c.tolerances = tolerances_for(p, inputs, c.ref, &*c.e4m3_o_tolerances);
+  } else {
+    c.tolerances = tolerances_for(p, inputs, c.ref);
+  }
   return c;
 }
 

@@ -41,6 +41,9 @@ struct PointCheck {
   // e4m3: the reference on the unquantized inputs, on ref.rows (the second
   // error figure, Validation::errors_vs_unquantized).
   std::optional<ReferenceOutputs> unquantized_ref;
+  // e4m3: the tolerances of a kernel that writes O in e4m3 (tolerances_for's
+  // e4m3_o: the standard's normalized-P, e4m3-O form, and O's rounding floor).
+  std::optional<Tolerances> e4m3_o_tolerances;
 };
 
 // The reference on every query row up to max_check_rows of seqlen_q, beyond that on
@@ -90,6 +93,9 @@ struct BackwardCheck {
 
 struct Validation {
   ErrorMetrics errors;  // O and LSE; for a backward, its forward partner's
+  // What `errors` were held to: the point's tolerances, or for a kernel that
+  // writes O in e4m3 its own (PointCheck::e4m3_o_tolerances).
+  Tolerances tolerances;
   std::optional<ErrorMetrics> errors_vs_unquantized;  // e4m3: against PointCheck::unquantized_ref
   std::optional<GradErrors> grad_errors;  // a backward's dQ, dK, dV (when its partner passed)
   bool passed = false;
@@ -101,7 +107,8 @@ struct Validation {
   int64_t partner_peak_extra_bytes = -1;
 };
 
-// Runs v once on the tensors `ex` holds for p, with its outputs poisoned first
+// Runs v once on the tensors `ex` holds for p (after telling `ex` what v writes
+// O in, Executor::set_o_dtype), with its outputs poisoned first
 // so unwritten elements show; `outputs`, when set, sees what a forward fetched.
 // A forward's workspace is already reserved. A backward (`bwd` required) runs
 // its partner on poisoned O and LSE (reserving each one's workspace), fails as

@@ -25,6 +25,9 @@ struct HostInputs {
   // e4m3 points: what the kernels read, while q, k, v above hold its dequantized
   // values (codes times descales, what the kernels see and the reference uses).
   E4m3Codes q8, k8, v8;
+  // e4m3 points: the scale a kernel that writes O in e4m3 writes it with (the
+  // codes of O * o_scale; check/fp8_inputs.h chooses it so that O fits). 0: none.
+  float o_scale = 0;
 };
 
 struct HostOutputs {

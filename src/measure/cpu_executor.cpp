@@ -120,6 +120,12 @@ class CpuExecutor final : public Executor {
     workspace_bytes_ = bytes;
   }
 
+  void set_o_dtype(DType d) override {
+    if (d != output_dtype(problem_.dtype))
+      throw KernelError(fmt::format("the cpu back end keeps O as {} values; it cannot hold an O in {}",
+                                    to_string(output_dtype(problem_.dtype)), to_string(d)));
+  }
+
   void poison_outputs() override {
     std::fill(o_.begin(), o_.end(), std::numeric_limits<float>::quiet_NaN());
     std::fill(lse_.begin(), lse_.end(), std::numeric_limits<float>::quiet_NaN());

@@ -19,6 +19,7 @@
 
 
 #include "common/problem_params.h"
+#include "core/e4m3.h"
 #include "core/errors.h"
 #include "core/parallel.h"
 #include "measure/counters.h"
@@ -216,6 +217,11 @@ class CudaExecutor final : public Executor {
       upload_e4m3(q_.get(), q_descales_, q_descale_, in.q8, q_elems_, "Q");
       upload_e4m3(k_.get(), k_descales_, k_descale_, in.k8, kv_elems_, "K");
       upload_e4m3(v_.get(), v_descales_, v_descale_, in.v8, kv_elems_, "V");
+      if (in.o_scale > 0) {  // for a kernel that writes O in e4m3
+        o_scale_buf_.reset(device_alloc(sizeof(float), cat("O's scale of ", problem_.describe())));
+        FA_CHECK(cudaMemcpy(o_scale_buf_.get(), &in.o_scale, sizeof(float), cudaMemcpyHostToDevice));
+        o_scale_ = in.o_scale;
+      }
       return;
     }
     upload(q_.get(), in.q);
@@ -230,6 +236,8 @@ class CudaExecutor final : public Executor {
       throw KernelError("the cuda back end stores bf16, fp16 or e4m3; fp32 problems are cpu-only");
     if (p.dtype == DType::e4m3 && with_dout) throw KernelError("e4m3 problems are forward only");
     problem_ = p;
+    o_dtype_ = output_dtype(p.dtype);
+    // An e4m3 O (set_o_dtype) is one byte an element: it fits the bf16 buffer.
     const int64_t in_bytes = dtype_bytes(p.dtype), o_bytes = dtype_bytes(output_dtype(p.dtype));
     const std::string what = p.describe();
     const int64_t o_elems = int64_t(p.batch) * p.seqlen_q * p.heads * p.head_dim;
@@ -275,7 +283,19 @@ class CudaExecutor final : public Executor {
     a.q_descale = q_descale_;
     a.k_descale = k_descale_;
     a.v_descale = v_descale_;
+    a.o_dtype = elem_type(o_dtype_);
+    a.o_scale = static_cast<const float*>(o_scale_buf_.get());
     return a;
+  }
+
+  void set_o_dtype(DType d) override {
+    const bool e4m3_o = problem_.dtype == DType::e4m3 && d == DType::e4m3;
+    if (d != output_dtype(problem_.dtype) && !e4m3_o)
+      throw KernelError(cat("an O in ", to_string(d), " on ", problem_.describe(), ": the cuda back end holds O in ",
+                            to_string(output_dtype(problem_.dtype)), " (or e4m3 on an e4m3 point)"));
+    if (e4m3_o && !o_scale_buf_)
+      throw KernelError(cat("an e4m3 O on ", problem_.describe(), ": the inputs carry no O scale"));
+    o_dtype_ = d;
   }
 
   void reserve_workspace(int64_t bytes) override {
@@ -310,6 +330,12 @@ class CudaExecutor final : public Executor {
     HostOutputs out;
     out.lse.resize(size_t(lse_elems_));
     FA_CHECK(cudaMemcpy(out.lse.data(), lse_.get(), out.lse.size() * 4, cudaMemcpyDeviceToHost));
+    if (o_dtype_ == DType::e4m3) {  // codes of O * o_scale_
+      std::vector<uint8_t> codes(static_cast<size_t>(o_elems_));
+      FA_CHECK(cudaMemcpy(codes.data(), o_.get(), codes.size(), cudaMemcpyDeviceToHost));
+      out.o = dequantize_e4m3(codes, 1.f / o_scale_);
+      return out;
+    }
     out.o = download_16bit(o_.get(), o_elems_, output_dtype(problem_.dtype));
     return out;
   }
@@ -409,6 +435,8 @@ class CudaExecutor final : public Executor {
     k_descales_.reset();
     v_descales_.reset();
     q_descale_ = k_descale_ = v_descale_ = DescaleView{};
+    o_scale_buf_.reset();
+    o_scale_ = 0;
     workspace_bytes_ = requested_ = 0;
     o_elems_ = lse_elems_ = q_elems_ = kv_elems_ = 0;
   }
@@ -535,6 +563,9 @@ class CudaExecutor final : public Executor {
   DeviceBuffer dout_, dq_, dk_, dv_;  // null unless the inputs carried dO
   DeviceBuffer q_descales_, k_descales_, v_descales_;  // e4m3 points only
   DescaleView q_descale_, k_descale_, v_descale_;
+  DeviceBuffer o_scale_buf_;  // e4m3 points: HostInputs::o_scale, one float
+  float o_scale_ = 0;
+  DType o_dtype_ = DType::bf16;  // what the runs write O in (set_o_dtype)
   int64_t o_elems_ = 0, lse_elems_ = 0, q_elems_ = 0, kv_elems_ = 0;
   int64_t workspace_bytes_ = 0, requested_ = 0, peak_extra_ = -1;
   std::vector<uint16_t> staging_;  // 16-bit values on their way to or from the device

@@ -56,6 +56,12 @@ class Executor {
   virtual AttnParams params() const = 0;
   // Make p.workspace at least `bytes` (throws OutOfMemory).
   virtual void reserve_workspace(int64_t bytes) = 0;
+  // What the next forward runs write O in (KernelVariant::o_dtype): after
+  // prepare or allocate, output_dtype(p.dtype); an e4m3 point's kernel may
+  // write e4m3 instead, O's codes scaled by HostInputs::o_scale, which params()
+  // then passes (o_dtype, o_scale) and fetch_outputs dequantizes. KernelError
+  // for an O dtype the point cannot have; the cpu back end takes only the default.
+  virtual void set_o_dtype(DType) = 0;
   // Fill O and LSE with NaN so unwritten elements show.
   virtual void poison_outputs() = 0;
   // Run once, wait, and surface any error as KernelError.

@@ -86,8 +86,8 @@ Traffic fp8_vt_prepass(const AttnProblem& p) {
 }
 }  // namespace
 
-Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile) {
-  const int64_t s = dtype_bytes(p.dtype), so = dtype_bytes(output_dtype(p.dtype));
+Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::optional<DType> o_dtype) {
+  const int64_t s = dtype_bytes(p.dtype), so = dtype_bytes(o_dtype.value_or(output_dtype(p.dtype)));
   const Tile t = model_tile(f, tile);
   Traffic per_head;
   switch (f) {

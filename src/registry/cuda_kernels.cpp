@@ -43,8 +43,9 @@ std::string forward_partner(const GpuKernelEntry& b) {
 // misaligned tensor addresses (fa3's TMA maps); the executors hand it
 // contiguous, 256-byte aligned (cudaMalloc) buffers, so distinct aligned
 // placeholders (never dereferenced) stand for them here.
-AttnParams refusal_params(const AttnProblem& p, bool backward) {
+AttnParams refusal_params(const GpuKernelEntry& e, const AttnProblem& p, bool backward) {
   AttnParams a = make_params(p, elem_type(p.dtype));
+  a.o_dtype = e.o_dtype();
   if (!backward) return a;
   auto at = [](uintptr_t i) { return reinterpret_cast<void*>(i << 20); };
   a.q = at(1), a.k = at(2), a.v = at(3), a.o = at(4), a.lse = static_cast<float*>(at(5));
@@ -67,11 +68,12 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e, std::string_view suffix 
   v.name += suffix;
   if (v.pass == Pass::bwd) v.fwd_partner = forward_partner(e);
   v.dtypes = {dtype_of(e.dtype)};
+  if (const DType o = dtype_of(e.o_dtype()); o != output_dtype(dtype_of(e.dtype))) v.o_dtype = o;
   if (e.head_dim != 0) v.head_dims = {e.head_dim};
   const bool backward = v.pass == Pass::bwd, orphan = backward && v.fwd_partner.empty();
   v.refuse = [e, backward, orphan](const AttnProblem& p) -> std::string {
     if (orphan) return "no forward of this family, dtype and head_dim is built to give it O and LSE";
-    const char* why = e.unsupported(refusal_params(p, backward));
+    const char* why = e.unsupported(refusal_params(e, p, backward));
     return why ? why : "";
   };
   if (e.dtype == ElemType::e4m3)
@@ -79,9 +81,7 @@ KernelVariant make_gpu_variant(const GpuKernelEntry& e, std::string_view suffix 
       const char* why = e.unsupported(a);
       return why ? why : "";
     };
-  v.workspace_bytes = [e](const AttnProblem& p) {
-    return e.workspace_bytes(make_params(p, elem_type(p.dtype)));
-  };
+  v.workspace_bytes = [e](const AttnProblem& p) { return e.workspace_bytes(refusal_params(e, p, false)); };
   const std::string name = v.name;
   v.run = [e, name](const AttnParams& params, RunContext& ctx) {
     const int rc = e.launch(params, ctx.stream);

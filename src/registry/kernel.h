@@ -34,6 +34,11 @@ struct KernelVariant {
   // cpu.fa2.bwd.BMxBN: cpu.fa2.BMxBN). "" for a fwd variant.
   std::string fwd_partner;
   std::vector<DType> dtypes;  // empty: any
+  // What a forward's run() writes O in where that is not output_dtype(problem
+  // dtype): e4m3 for cuDNN's FP8 forward (O's codes scaled by
+  // AttnParams::o_scale). The executor is told (Executor::set_o_dtype) so that
+  // it reads O back as written.
+  std::optional<DType> o_dtype;
   std::vector<int> head_dims; // empty: any
   // Extra, shape-dependent refusal ("" = ok); checked after dtype and head_dim.
   std::function<std::string(const AttnProblem&)> refuse;
@@ -53,10 +58,15 @@ struct KernelVariant {
   // Modelled HBM bytes of one run() (src/measure/traffic*.h); nullopt where the
   // family's backward is not modelled (cudnn).
   std::optional<Traffic> traffic(const AttnProblem& p) const {
-    if (pass == Pass::fwd) return traffic_model(family, p, tile);
+    if (pass == Pass::fwd) return traffic_model(family, p, tile, o_dtype);
     return traffic_model_bwd(family, p, tile);
   }
 };
+
+// What v's run() writes O in for p: v.o_dtype, else output_dtype(p.dtype).
+inline DType o_dtype_of(const KernelVariant& v, const AttnProblem& p) {
+  return v.o_dtype.value_or(output_dtype(p.dtype));
+}
 
 class Registry {
  public:

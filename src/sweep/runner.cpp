@@ -178,7 +178,16 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
   const AttnProblem& p = row.problem;
   const KernelVariant& v = *k.variant;
   std::string why = refusal(k, p);
-  if (why.empty() && v.refuse_buffers) why = v.refuse_buffers(ex.params());
+  if (why.empty() && v.refuse_buffers) {
+    try {
+      if (k.pass == Pass::fwd) ex.set_o_dtype(o_dtype_of(v, p));  // the params it is asked with say what it writes
+    } catch (const KernelError& e) {
+      row.status = Status::error;
+      row.reason = e.what();
+      return;
+    }
+    why = v.refuse_buffers(ex.params());
+  }
   if (!why.empty()) {
     row.status = Status::unsupported;
     row.reason = why;
@@ -213,7 +222,7 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
                                                     : val.peak_extra_bytes;
     row.errors = val.errors;
     row.errors_vs_unquantized = val.errors_vs_unquantized;
-    row.tolerances = d.check.tolerances;
+    row.tolerances = val.tolerances;
     row.grad_errors = val.grad_errors;
     if (!val.passed) {
       row.status = Status::fail;

@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_quant.h"
 #include "check_cuda_throw.h"
 #include "cudnn/cudnn_sdpa_fp8.h"

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_mma.h"
 #include "fa3/fa3_fp8_fwd.cuh"
 #include "standalone_util.h"

@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 #include "check/fp8_mma.h"
 #include "check/fp8_quant.h"
 #include "fa3/fa3_fp8_fwd.cuh"

@@ -1,4 +1,4 @@
-#include "check/e4m3.h"
+#include "core/e4m3.h"
 
 #include <cmath>
 
@@ -49,6 +49,12 @@ float decode_e4m3(uint8_t c) {
   if (exp == 0xF && man == 7) return std::copysign(std::nanf(""), sign);
   if (exp == 0) return sign * std::ldexp(float(man), kMinNormalExp - 3);
   return sign * std::ldexp(float(8 + man), exp - kBias - 3);
+}
+
+std::vector<float> dequantize_e4m3(const std::vector<uint8_t>& codes, float descale) {
+  std::vector<float> out(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) out[i] = decode_e4m3(codes[i]) * descale;
+  return out;
 }
 
 }  // namespace fa

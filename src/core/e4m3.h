@@ -4,6 +4,7 @@
 // 2^-9 below 2^-6.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace fa {
 
@@ -21,5 +22,9 @@ float decode_e4m3(uint8_t);  // exact: every code is a float
 // The spacing of e4m3 values at magnitude |x| (x finite, |x| <= 448): 2^-9 for
 // subnormals, 2^(e-3) in the binade [2^e, 2^(e+1)).
 double e4m3_ulp(double x);
+
+// An e4m3 tensor written with one scale (code = encode(value * scale), as
+// cuDNN's FP8 forward writes O): each code's value times `descale`, 1 / scale.
+std::vector<float> dequantize_e4m3(const std::vector<uint8_t>& codes, float descale);
 
 }  // namespace fa
