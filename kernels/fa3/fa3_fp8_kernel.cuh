@@ -188,12 +188,18 @@ struct Fa3Fp8Fwd {
                                                     int row0, float q_scale_log2, float (&o)[HD / 2],
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
                                                     float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
-                                                    int& s_prev, uint32_t& v_parity, float& vd_prev) {
+                                                    int& s_prev, uint32_t& v_parity, float& vd_prev,
+                                                    float kd_head) {
     const int kv_head = tc.head / (a.heads / a.heads_kv);
+    // Per-block K and V descales are read as their blocks come; otherwise the
+    // head's, read once per tile (a load and a divide per block cost 6-9 % at
+    // hd128 and hd256, PERF_NOTES fa3-fp8-block-scaling).
+    const bool kv_blocks = (a.k_descale.block_rows | a.v_descale.block_rows) != 0;
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
-      const float kd = a.k_descale.at(tc.batch, kv_head, n * BN), vd = a.v_descale.at(tc.batch, kv_head, n * BN);
+      float kd = kd_head, vd = vd_prev;
+      if (kv_blocks) kd = a.k_descale.at(tc.batch, kv_head, n * BN), vd = a.v_descale.at(tc.batch, kv_head, n * BN);
       sm.full_k(s).wait(ring.parity());
       sm.full_v(s_prev).wait(v_parity);
       wait_turn(c);
@@ -211,7 +217,7 @@ struct Fa3Fp8Fwd {
       if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
       online_softmax_scaled<BN>(sc, st, q_scale_log2 * kd, alpha);
-      keep_v_units(alpha, vd_prev, vd);
+      if (vd != vd_prev) keep_v_units(alpha, vd_prev, vd);
       sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       fence_words(p);
@@ -224,7 +230,7 @@ struct Fa3Fp8Fwd {
 
   // O holds the blocks so far in units of the previous block's V descale; the
   // next P V adds this block's in units of its own: alpha (O's rescale, applied
-  // before that product) takes the ratio. Exactly 1 with one V descale per head.
+  // before that product) takes the ratio (called only where the two differ).
   static __device__ __forceinline__ void keep_v_units(float (&alpha)[2], float& vd_prev, float vd) {
     const float ratio = vd_prev / vd;
     alpha[0] *= ratio;
@@ -287,6 +293,7 @@ struct Fa3Fp8Fwd {
         if (fp8_kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
           apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
         const int key0 = (n_blocks - 1) * BN;
+        const float kd_head = a.k_descale.at(tc.batch, kv_head, 0);  // all of them, without K blocks
         online_softmax_scaled<BN>(sc, st, q_scale_log2 * a.k_descale.at(tc.batch, kv_head, key0), alpha);
         vd_prev = a.v_descale.at(tc.batch, kv_head, key0);  // alpha is applied to O = 0: no ratio needed
         p_to_e4m3(sc, p);
@@ -294,7 +301,7 @@ struct Fa3Fp8Fwd {
         ++ring.count;
 
         run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, q_scale_log2, o, sc, p, alpha, st, ring, s_prev,
-                   v_parity, vd_prev);
+                   v_parity, vd_prev, kd_head);
 
         // O += P_last V_last, alone.
         rescale_o<HD>(o, alpha);
