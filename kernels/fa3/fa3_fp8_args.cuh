@@ -11,16 +11,16 @@
 namespace fa::fa3 {
 
 // Descale factors of one e4m3 tensor in device memory: the value of (batch b,
-// head h, sequence row s) is ptr[b * batch_stride + h * head_stride +
-// (block_rows ? s / block_rows : 0)] (common/attn_params.h's DescaleView). All
-// three 0: one descale for the whole tensor; batch_stride = heads, head_stride
-// = 1: one per (batch, head); block_rows too: one per block of rows. K and V are
-// indexed by their own (kv) head. The kernel reads one per tile of Q and one per
-// K/V block, so block_rows must hold whole tiles (fa3_fp8_unsupported).
+// head h) is ptr[b * batch_stride + h * head_stride]. Both strides 0: one
+// descale for the whole tensor; batch_stride = heads, head_stride = 1: one per
+// (batch, head). K and V are indexed by their own (kv) head. With descales per
+// block of sequence rows (block_rows, kept beside: Fp8FwdParams, Fp8Args) the
+// block holding row s adds s / block_rows (common/attn_params.h's DescaleView).
 struct Fp8Descale {
   const float* ptr = nullptr;
-  int64_t batch_stride = 0, head_stride = 0, block_rows = 0;
-  __device__ __forceinline__ float at(int b, int h, int row = 0) const {
+  int64_t batch_stride = 0, head_stride = 0;
+  __device__ __forceinline__ float at(int b, int h) const { return ptr[b * batch_stride + h * head_stride]; }
+  __device__ __forceinline__ float at(int b, int h, int row, int block_rows) const {
     return ptr[b * batch_stride + h * head_stride + (block_rows ? row / block_rows : 0)];
   }
 };
@@ -35,6 +35,10 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   int causal;
   Fp8Descale q_descale, k_descale, v_descale;
   TileSchedule schedule;
+  // Sequence rows per descale with block scaling (0 without), read only by the
+  // kBlocks kernel; last, so the other fields keep the offsets the per-tile
+  // kernel was tuned with.
+  int q_block_rows, k_block_rows, v_block_rows;
 };
 
 // K/V blocks tile m_block visits: all of seqlen_k, or (causal, bottom-right

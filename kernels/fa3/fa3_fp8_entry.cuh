@@ -4,6 +4,7 @@
 // includes the pre-pass. One instance per head_dim; the tile is the FP8
 // traits' (128 x 128, two consumer warpgroups and a producer, 2 stages).
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
@@ -36,9 +37,8 @@ struct Fa3Fp8Kernel {
   static_assert(BlockM == Traits::kBlockM && BlockN == Traits::kBlockN && Warps * 32 == Traits::kThreads,
                 "fa3 fp8: instances.cmake names the tile of Fa3Fp8TraitsFor");
 
-  static fa3::Fp8Descale descale(const DescaleView& d) {
-    return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride, d.block_rows};
-  }
+  static fa3::Fp8Descale descale(const DescaleView& d) { return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride}; }
+  static int block_rows(const DescaleView& d) { return d.block_rows > INT_MAX ? -1 : int(d.block_rows); }
 
   static Fp8FwdParams fp8_params(const AttnParams& p) {
     Fp8FwdParams f;
@@ -57,6 +57,8 @@ struct Fa3Fp8Kernel {
     f.q_descale = descale(p.q_descale);
     f.k_descale = descale(p.k_descale);
     f.v_descale = descale(p.v_descale);
+    f.q_block_rows = block_rows(p.q_descale), f.k_block_rows = block_rows(p.k_descale);
+    f.v_block_rows = block_rows(p.v_descale);
     f.softmax_scale = p.softmax_scale;
     f.causal = p.causal;
     f.num_sms = p.num_sms;

@@ -49,8 +49,10 @@ struct Fp8FwdParams {
   int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
   int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
 
-  // Device pointers; strides 0 = one descale per tensor (fa3_fp8_args.cuh).
+  // Device pointers; strides 0 = one descale per tensor (fa3_fp8_args.cuh);
+  // block_rows: sequence rows per descale, 0 = none (per tensor or per head).
   fa3::Fp8Descale q_descale, k_descale, v_descale;
+  int q_block_rows = 0, k_block_rows = 0, v_block_rows = 0;
   float softmax_scale = 0.f;  // of the dequantized Q K^T, typically 1/sqrt(head_dim)
   bool causal = false;        // bottom-right aligned, as the bf16 kernel
   int num_sms = 0;            // persistent grid size; 0 = ask the device
@@ -97,9 +99,9 @@ using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) return "fa3 fp8: head_dim must be 64, 128 or 256";
   // A tile reads one Q descale and one K and one V descale per K/V block.
-  if (p.q_descale.block_rows % 128 != 0) return "fa3 fp8: Q's descale blocks must hold whole 128-row tiles";
+  if (p.q_block_rows % 128 != 0) return "fa3 fp8: Q's descale blocks must hold whole 128-row tiles";
   const int block_n = fp8_variant_block_n(v, p.head_dim);
-  if (p.k_descale.block_rows % block_n != 0 || p.v_descale.block_rows % block_n != 0)
+  if (p.k_block_rows % block_n != 0 || p.v_block_rows % block_n != 0)
     return "fa3 fp8: K and V descale blocks must hold whole K/V blocks of the tile (128 keys; 256 at head_dim 64)";
   if (p.seqlen_q < 1 || p.seqlen_k < 1) return "fa3 fp8: seqlen_q and seqlen_k must be >= 1";
   if (p.heads_kv < 1 || p.heads % p.heads_kv != 0) return "fa3 fp8: heads must be a multiple of heads_kv";
@@ -134,7 +136,7 @@ template <Fp8Variant V, int HeadDim>
 cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
   using Traits = typename Fa3Fp8TileFor<V, HeadDim>::type;
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN;
-  if (p.q_descale.block_rows % BM || p.k_descale.block_rows % BN || p.v_descale.block_rows % BN)
+  if (p.q_block_rows % BM || p.k_block_rows % BN || p.v_block_rows % BN)
     return cudaErrorInvalidValue;  // fa3_fp8_unsupported says why
   fa3::Fp8Args a{};
   cudaError_t err;
@@ -166,6 +168,7 @@ cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
   a.q_descale = p.q_descale;
   a.k_descale = p.k_descale;
   a.v_descale = p.v_descale;
+  a.q_block_rows = p.q_block_rows, a.k_block_rows = p.k_block_rows, a.v_block_rows = p.v_block_rows;
 
   // The scheduler plans from AttnParams (its causal L2 grouping assumes 2-byte
   // K/V, so groups here hold twice the heads it would choose for e4m3: a tuning
@@ -178,7 +181,9 @@ cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
   err = Traits::Scheduler::plan(ap, BM, HeadDim, &a.schedule, &grid);
   if (err != cudaSuccess) return err;
 
-  auto kernel = fa3::fa3_fp8_fwd_kernel<Traits>;
+  // Descales per block of rows have their own instance (fa3_fp8_kernel.cuh).
+  const bool blocks = (p.q_block_rows | p.k_block_rows | p.v_block_rows) != 0;
+  auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(a);

@@ -11,21 +11,24 @@
 //                        (full/empty mbarriers, as the bf16 kernel).
 //                        2 consumer warpgroups, 64 query rows each:
 //                          S = Q K^T             wgmma e4m3, both from shared memory, f32
-//                          online softmax on S   scale = softmax_scale * q_descale * k_descale (of the K block)
+//                          online softmax on S   scale = softmax_scale * q_descale * k_descale
 //                          P -> e4m3 registers   values in [0, 1], no scale (e4m3 max 448)
 //                          O += P V              wgmma e4m3, P from registers, V^T from shared
-//                          O = O * v_descale / l in bf16, LSE = m ln 2 + ln l (m scaled)
+//                          O = O * v_descale / l in bf16, LSE = m * scale + ln l
 //                        with the bf16 kernel's ping-pong between the two
 //                        warpgroups and its intra-warpgroup overlap (S_i's softmax
 //                        under P_{i-1} V_{i-1}).
 // P keeps the S accumulator's register order: thread (g, t) packs its own
 // columns into the A fragment, so A's k index kk holds key e4m3_key_order(kk) of
 // the block, and V^T was written in that key order. Descales come from
-// Fp8Descale: Q's once per tile, K's and V's once per K/V block (per tensor,
-// per (batch, head) or per block of rows). O is accumulated in units of the
-// latest block's V descale: each block's alpha carries the ratio of the previous
-// block's V descale to its own (1 with one descale per head), and the epilogue
-// multiplies by the last block's.
+// Fp8Descale, per tensor or per (batch, head): read once per tile. With
+// descales per block of rows (kBlocks, its own instance) Q's is still read once
+// per tile, K's and V's once per K/V block: the running max is kept scaled, and
+// O is accumulated in units of the latest block's V descale, each block's alpha
+// carrying the ratio of the previous block's V descale to its own, the epilogue
+// multiplying by the last block's. Without blocks the kernel keeps the simpler
+// per-tile form: computing per block there cost 5-9 % at hd128 and hd256
+// (PERF_NOTES fa3-fp8-block-scaling).
 #pragma once
 #include <cstdint>
 
@@ -89,7 +92,7 @@ __host__ __device__ constexpr int p_src_index(int k, int r, int byte) {
 }
 
 // --- The attention kernel ---------------------------------------------------
-template <typename Traits>
+template <typename Traits, bool kBlocks>
 struct Fa3Fp8Fwd {
   static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
   using Sched = typename Traits::Scheduler;
@@ -185,21 +188,13 @@ struct Fa3Fp8Fwd {
   // O += P_{i-1} V_{i-1} issued together, the softmax of S_i under the P V product.
   static __device__ __forceinline__ void run_blocks(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
-                                                    int row0, float q_scale_log2, float (&o)[HD / 2],
+                                                    int row0, float scale_log2, float (&o)[HD / 2],
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
                                                     float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
-                                                    int& s_prev, uint32_t& v_parity, float& vd_prev,
-                                                    float kd_head) {
-    const int kv_head = tc.head / (a.heads / a.heads_kv);
-    // Per-block K and V descales are read as their blocks come; otherwise the
-    // head's, read once per tile (a load and a divide per block cost 6-9 % at
-    // hd128 and hd256, PERF_NOTES fa3-fp8-block-scaling).
-    const bool kv_blocks = (a.k_descale.block_rows | a.v_descale.block_rows) != 0;
+                                                    int& s_prev, uint32_t& v_parity, float& vd_prev) {
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
-      float kd = kd_head, vd = vd_prev;
-      if (kv_blocks) kd = a.k_descale.at(tc.batch, kv_head, n * BN), vd = a.v_descale.at(tc.batch, kv_head, n * BN);
       sm.full_k(s).wait(ring.parity());
       sm.full_v(s_prev).wait(v_parity);
       wait_turn(c);
@@ -216,8 +211,13 @@ struct Fa3Fp8Fwd {
       }
       if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-      online_softmax_scaled<BN>(sc, st, q_scale_log2 * kd, alpha);
-      if (vd != vd_prev) keep_v_units(alpha, vd_prev, vd);
+      if constexpr (kBlocks) {  // scale_log2 holds Q's descale; this K block's joins it
+        const int kv_head = tc.head / (a.heads / a.heads_kv);
+        online_softmax_scaled<BN>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, n * BN, a.k_block_rows), alpha);
+        keep_v_units(alpha, vd_prev, a.v_descale.at(tc.batch, kv_head, n * BN, a.v_block_rows));
+      } else {
+        online_softmax<BN>(sc, st, scale_log2, alpha);
+      }
       sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       fence_words(p);
@@ -230,7 +230,7 @@ struct Fa3Fp8Fwd {
 
   // O holds the blocks so far in units of the previous block's V descale; the
   // next P V adds this block's in units of its own: alpha (O's rescale, applied
-  // before that product) takes the ratio (called only where the two differ).
+  // before that product) takes the ratio.
   static __device__ __forceinline__ void keep_v_units(float (&alpha)[2], float& vd_prev, float vd) {
     const float ratio = vd_prev / vd;
     alpha[0] *= ratio;
@@ -263,9 +263,11 @@ struct Fa3Fp8Fwd {
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       const int kv_head = tc.head / group;
       // Scores are in code units (S = Q_codes K_codes^T): the descales join the
-      // scale, Q's here and each K block's as the block comes.
-      const float q_scale_log2 = a.softmax_scale * 1.4426950408889634f * a.q_descale.at(tc.batch, tc.head, tc.m_block * BM);
-      float vd_prev = 1.f;  // V descale of the last block added to O
+      // scale (kBlocks: Q's here, each K block's as the block comes).
+      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, tc.m_block * BM, a.q_block_rows)
+                                  : a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
+      const float scale_log2 = scale * 1.4426950408889634f;
+      float vd_prev = 1.f;  // kBlocks: V descale of the last block added to O
       float o[HD / 2];
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
@@ -292,16 +294,19 @@ struct Fa3Fp8Fwd {
         }
         if (fp8_kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
           apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        const int key0 = (n_blocks - 1) * BN;
-        const float kd_head = a.k_descale.at(tc.batch, kv_head, 0);  // all of them, without K blocks
-        online_softmax_scaled<BN>(sc, st, q_scale_log2 * a.k_descale.at(tc.batch, kv_head, key0), alpha);
-        vd_prev = a.v_descale.at(tc.batch, kv_head, key0);  // alpha is applied to O = 0: no ratio needed
+        if constexpr (kBlocks) {  // alpha is applied to O = 0: no V ratio needed
+          const int key0 = (n_blocks - 1) * BN;
+          online_softmax_scaled<BN>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
+          vd_prev = a.v_descale.at(tc.batch, kv_head, key0, a.v_block_rows);
+        } else {
+          online_softmax<BN>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
+        }
         p_to_e4m3(sc, p);
         uint32_t v_parity = ring.parity();
         ++ring.count;
 
-        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, q_scale_log2, o, sc, p, alpha, st, ring, s_prev,
-                   v_parity, vd_prev, kd_head);
+        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
+                   v_parity, vd_prev);
 
         // O += P_last V_last, alone.
         rescale_o<HD>(o, alpha);
@@ -315,16 +320,19 @@ struct Fa3Fp8Fwd {
         if (lane == 0) sm.empty_v(s_prev).arrive();
         ++qring.count;
       }
-      store_tile(a, tc, o, st, row0, t, vd_prev);
+      // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
+      store_tile(a, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
+                 kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head));
     }
   }
 
-  // O = O * v_descale / l in bf16 (v_descale: the last block's, O's units),
-  // LSE = m ln 2 + ln(l) (m scaled, log2 units); a row that saw no key gets O = 0
-  // and LSE = -inf. Rows past seqlen_q are not written. Plain 4-byte stores
-  // straight from the fragment.
+  // O = O * v_descale / l in bf16 (kBlocks: the last block's V descale, O's
+  // units), LSE = m * m_unit + ln(l); a row that saw no key gets O = 0 and LSE =
+  // -inf. Rows past seqlen_q are not written. Plain 4-byte stores straight from
+  // the fragment.
   static __device__ __forceinline__ void store_tile(const Fp8Args& a, const TileCoord& tc, const float (&o)[HD / 2],
-                                                    const RowState& st, int row0, int t, float v_descale) {
+                                                    const RowState& st, int row0, int t, float m_unit,
+                                                    float v_descale) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
@@ -339,12 +347,12 @@ struct Fa3Fp8Fwd {
             __floats2bfloat162_rn(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
       if (t == 0)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * 0.6931471805599453f + logf(l) : -INFINITY;
+            l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
     }
   }
 };
 
-template <typename Traits>
+template <typename Traits, bool kBlocks>
 __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const __grid_constant__ Fp8Args args) {
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
@@ -357,11 +365,11 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
       sm90::tma_prefetch_map(&args.tma_q);
       sm90::tma_prefetch_map(&args.tma_k);
       sm90::tma_prefetch_map(&args.tma_vt);
-      Fa3Fp8Fwd<Traits>::producer(args, sm);
+      Fa3Fp8Fwd<Traits, kBlocks>::producer(args, sm);
     }
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();
-    Fa3Fp8Fwd<Traits>::consumer(args, sm, wg - 1);
+    Fa3Fp8Fwd<Traits, kBlocks>::consumer(args, sm, wg - 1);
   }
 #endif
 }
