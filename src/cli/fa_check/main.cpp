@@ -277,13 +277,16 @@ int run(const Options& o, const std::string& program) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_reports(run_status, true);
 
-  size_t failed = 0;
-  for (const auto& row : rows)
+  size_t failed = 0, refused = 0;
+  for (const auto& row : rows) {
     if (row.result.status == Status::fail || row.result.status == Status::error) ++failed;
+    if (row.result.status == Status::unsupported) ++refused;  // e.g. FP8 settings a kernel does not take
+  }
   fmt::print(table_on_stdout ? stdout : stderr,
-             "\n{} rows in {:.1f} s: {} passed, {} failed or errored; {} kernel x case pairs skipped "
+             "\n{} rows in {:.1f} s: {} passed, {} failed or errored{}; {} kernel x case pairs skipped "
              "(shape not supported by the kernel)\n",
-             rows.size(), seconds, rows.size() - failed, failed, unsupported);
+             rows.size(), seconds, rows.size() - failed - refused, failed,
+             refused ? fmt::format(", {} unsupported (inputs the kernel refused)", refused) : "", unsupported);
   if (!sticky.empty()) {
     cli::print_error(kProg, sticky);
     return cli::kExitFailure;
