@@ -252,6 +252,31 @@ struct Fa3Bwd {
     store_dkdv(a, sm, t, part, fc, dk, dv);
   }
 
+  // One Q block's P^T and dS^T for this consumer, in st and dp: S^T = K Q^T and
+  // dP^T = V dO^T issued once stage s (the ring's) holds Q and dO, P^T formed while dP^T runs.
+  static __device__ __forceinline__ void p_and_ds(const BwdArgs& a, const BwdSmem<Cfg>& sm, const BwdTile& t,
+                                                  const Part& part, const FragCoord& fc, uint64_t desc_k,
+                                                  uint64_t desc_v, const KeyRange& keys, BwdMask& mask, int s,
+                                                  const RingPos<Cfg::kStages>& ring, int m, float (&st)[SC / 2],
+                                                  float (&dp)[SC / 2]) {
+    const int y0 = part.q_col0() * sm90::kPanelBytes;  // this consumer's Q / dO rows in the stage
+    sm.q_full(s).wait(ring.parity());
+    issue_xyt(st, desc_k, sm.q(s) + y0);     // S^T = K Q^T
+    sm.do_full(s).wait(ring.parity());
+    issue_xyt(dp, desc_v, sm.dout(s) + y0);  // dP^T = V dO^T
+    sm90::wgmma_wait<1>();
+    sm90::fence_regs(st);
+    mask.query0 = m * BM + part.q_col0();
+    const float* lse2 = sm.lse2(s) + part.q_col0();
+    if (bwd_block_needs_mask<BM, BN>(t.n_block, m, keys))
+      scores_to_p<SC, true>(st, lse2, a.softmax_scale_log2, fc, mask);
+    else
+      scores_to_p<SC, false>(st, lse2, a.softmax_scale_log2, fc, mask);
+    sm90::wgmma_wait<0>();
+    sm90::fence_regs(dp);
+    dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
+  }
+
   // The Q-block loop where a consumer holds dK and dV for all of head_dim.
   static __device__ __forceinline__ void loop_in_registers(const BwdArgs& a, const BwdSmem<Cfg>& sm,
                                                            const BwdTile& t, const Part& part, const FragCoord& fc,
@@ -269,23 +294,8 @@ struct Fa3Bwd {
 #pragma unroll
           for (int i = 0; i < DKV / 2; ++i) dk[i] = dv[i] = 0.f;
         }
-      const int y0 = part.q_col0() * sm90::kPanelBytes;  // this consumer's Q / dO rows in the stage
       float st[SC / 2], dp[SC / 2];
-      sm.q_full(s).wait(ring.parity());
-      issue_xyt(st, desc_k, sm.q(s) + y0);     // S^T = K Q^T
-      sm.do_full(s).wait(ring.parity());
-      issue_xyt(dp, desc_v, sm.dout(s) + y0);  // dP^T = V dO^T
-      sm90::wgmma_wait<1>();
-      sm90::fence_regs(st);
-      mask.query0 = m * BM + part.q_col0();
-      const float* lse2 = sm.lse2(s) + part.q_col0();
-      if (bwd_block_needs_mask<BM, BN>(t.n_block, m, keys))
-        scores_to_p<SC, true>(st, lse2, a.softmax_scale_log2, fc, mask);
-      else
-        scores_to_p<SC, false>(st, lse2, a.softmax_scale_log2, fc, mask);
-      sm90::wgmma_wait<0>();
-      sm90::fence_regs(dp);
-      dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
+      p_and_ds(a, sm, t, part, fc, desc_k, desc_v, keys, mask, s, ring, m, st, dp);
       grads_in_registers(sm, part, fc, s, ring.count % Cfg::kDsStages, st, dp, dk, dv);
     }
   }
@@ -347,7 +357,6 @@ struct Fa3Bwd {
     const bool turn_keeper = threadIdx.x == 128;  // deterministic mode: one consumer thread holds the turn
     const int per_head = a.num_m_blocks - t.m_begin;
     const int iters = t.group * per_head;
-    const int y0 = part.q_col0() * sm90::kPanelBytes;             // this consumer's Q / dO rows in a stage
     const int panel0 = part.hd_part * (DKV / sm90::kPanelElems);  // this consumer's head_dim panels
     const int task0 = part.c * Cfg::kDqTasksPerWG;
     float st[SC / 2], dp[SC / 2];
@@ -355,21 +364,7 @@ struct Fa3Bwd {
     RingPos<Cfg::kStages> ring;
     for (int m = t.m_begin; int(ring.count) < iters; ++ring.count, m = m + 1 < a.num_m_blocks ? m + 1 : t.m_begin) {
       const int s = ring.stage();
-      sm.q_full(s).wait(ring.parity());
-      issue_xyt(st, desc_k, sm.q(s) + y0);  // S^T = K Q^T
-      sm.do_full(s).wait(ring.parity());
-      issue_xyt(dp, desc_v, sm.dout(s) + y0);  // dP^T = V dO^T
-      sm90::wgmma_wait<1>();
-      sm90::fence_regs(st);
-      mask.query0 = m * BM + part.q_col0();
-      const float* lse2 = sm.lse2(s) + part.q_col0();
-      if (bwd_block_needs_mask<BM, BN>(t.n_block, m, keys))
-        scores_to_p<SC, true>(st, lse2, a.softmax_scale_log2, fc, mask);
-      else
-        scores_to_p<SC, false>(st, lse2, a.softmax_scale_log2, fc, mask);
-      sm90::wgmma_wait<0>();
-      sm90::fence_regs(dp);
-      dp_to_ds<SC, Cfg::kFault>(st, dp, sm.dpsum(s) + part.q_col0(), fc);
+      p_and_ds(a, sm, t, part, fc, desc_k, desc_v, keys, mask, s, ring, m, st, dp);
       uint32_t pa[SC / 16][4], dsa[SC / 16][4];
       p_to_a_fragments<Elem, SC>(st, pa);
       p_to_a_fragments<Elem, SC>(dp, dsa);
