@@ -7,34 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "fp8_sweep_rows.h"
 #include "measure/executor.h"
 #include "registry/kernel.h"
-#include "sweep/config.h"
-#include "sweep/plan.h"
-#include "sweep/runner.h"
 
 namespace fa {
 namespace {
 
 std::vector<Result> sweep(Fp8Scaling scaling, bool hadamard, Executor& ex) {
-  ConfigSource src;
-  apply_override(src, "dtype", "e4m3", "--dtype");
-  apply_override(src, "kernels", "fa3.e4m3.*", "--kernels");
-  apply_override(src, "seqlen", "1,257,1000", "--seqlen");
-  apply_override(src, "head_dim", "64,128,256", "--head-dim");
-  apply_override(src, "heads", "4", "--heads");
-  apply_override(src, "heads_kv", "2,4", "--heads-kv");
-  apply_override(src, "causal", "both", "--causal");
-  apply_override(src, "fp8_scaling", std::string(to_string(scaling)), "--fp8-scaling");
-  if (hadamard) apply_override(src, "fp8_hadamard", "true", "--fp8-hadamard");
-  SweepConfig c = resolve_config(src);
-  c.validate_only = true;
-  const SweepPlan plan = plan_sweep(c, Backend::cuda, Registry::instance());
-  std::vector<Result> rows;
-  RunnerHooks hooks;
-  hooks.on_row = [&](const Result& r) { rows.push_back(r); };
-  run_sweep(plan, c, 21, ex, 0, {}, hooks);
-  return rows;
+  return test::fp8_sweep_rows("fa3.e4m3.*", "1,257,1000", "64,128,256", scaling, hadamard, 21, ex);
 }
 
 TEST(GpuFp8Sweep, Fa3PassesTheFp8RuleAndReportsBothFigures) {
