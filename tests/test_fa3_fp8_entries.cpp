@@ -67,9 +67,21 @@ TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
     EXPECT_NE(why(bf16).find("e4m3"), std::string::npos);
     AttnParams other = make_params(e4m3(e->head_dim == 64 ? 128 : 64), ElemType::e4m3);
     EXPECT_NE(why(other).find("head_dim"), std::string::npos);
+    // Descales per block of 128 rows: whole tiles at hd128 and hd256 (128 keys per
+    // K/V block), two blocks per 256-key block at hd64, which refuses them; blocks of
+    // 64 rows hold no whole tile anywhere.
     AttnParams blocks = make_params(p, ElemType::e4m3);
-    blocks.k_descale.block_rows = 128;
-    EXPECT_NE(why(blocks).find("per block"), std::string::npos);
+    blocks.q_descale.block_rows = blocks.k_descale.block_rows = blocks.v_descale.block_rows = 128;
+    const std::string why_blocks = why(blocks);
+    if (e->head_dim == 64)
+      EXPECT_NE(why_blocks.find("descale blocks"), std::string::npos) << why_blocks;
+    else
+      EXPECT_TRUE(why_blocks.empty() || why_blocks.find("device") != std::string::npos ||
+                  why_blocks.find("sm_90") != std::string::npos)
+          << why_blocks;
+    AttnParams small_blocks = make_params(p, ElemType::e4m3);
+    small_blocks.k_descale.block_rows = 64;
+    EXPECT_NE(why(small_blocks).find("descale blocks"), std::string::npos) << e->head_dim;
     AttnParams o_fp16 = make_params(p, ElemType::e4m3);
     o_fp16.o_dtype = ElemType::f16;
     EXPECT_NE(why(o_fp16).find("bf16"), std::string::npos);
