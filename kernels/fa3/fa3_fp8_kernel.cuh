@@ -191,7 +191,7 @@ struct Fa3Fp8Fwd {
                                                     int row0, float scale_log2, float (&o)[HD / 2],
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
                                                     float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
-                                                    int& s_prev, uint32_t& v_parity, float& vd_prev) {
+                                                    int& s_prev, uint32_t& v_parity, float& vd_prev, int kv_head) {
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
@@ -212,7 +212,6 @@ struct Fa3Fp8Fwd {
       if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
       if constexpr (kBlocks) {  // scale_log2 holds Q's descale; this K block's joins it
-        const int kv_head = tc.head / (a.heads / a.heads_kv);
         online_softmax_scaled<BN>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, n * BN, a.k_block_rows), alpha);
         keep_v_units(alpha, vd_prev, a.v_descale.at(tc.batch, kv_head, n * BN, a.v_block_rows));
       } else {
@@ -306,7 +305,7 @@ struct Fa3Fp8Fwd {
         ++ring.count;
 
         run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
-                   v_parity, vd_prev);
+                   v_parity, vd_prev, kv_head);
 
         // O += P_last V_last, alone.
         rescale_o<HD>(o, alpha);

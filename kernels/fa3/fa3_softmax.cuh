@@ -51,6 +51,30 @@ struct RowState {
   float l[2] = {0.f, 0.f};
 };
 
+// Row r's maximum over this thread's columns of the block and `init`, reduced over the quad.
+template <int BlockN>
+__device__ __forceinline__ float block_row_max(const float (&s)[BlockN / 2], int r, float init) {
+  float mx = init;
+#pragma unroll
+  for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+  return quad_max(mx);
+}
+
+// Row r's scores become exp2(scale_log2 * s - m) in place; returns this thread's sum of them.
+template <int BlockN>
+__device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float scale_log2, float m) {
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < BlockN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float& x = s[4 * j + 2 * r + e];
+      x = fast_exp2(fmaf(x, scale_log2, -m));
+      sum += x;
+    }
+  return sum;
+}
+
 // One K/V block: new row max m_new, S turned into P = exp(scale * (S - m_new))
 // in place, l rescaled and extended. Returns in alpha the factor
 // exp(scale * (m_old - m_new)) by which O must be rescaled: the caller applies
@@ -62,22 +86,11 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState&
                                                float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float mx = st.m[r];
-#pragma unroll
-    for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-    mx = quad_max(mx);
+    const float mx = block_row_max<BlockN>(s, r, st.m[r]);
     const float m_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
     alpha[r] = fast_exp2(st.m[r] * scale_log2 - m_scaled);
     st.m[r] = mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < BlockN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = s[4 * j + 2 * r + e];
-        x = fast_exp2(fmaf(x, scale_log2, -m_scaled));
-        sum += x;
-      }
+    const float sum = exp2_row<BlockN>(s, r, scale_log2, m_scaled);
     st.l[r] = st.l[r] * alpha[r] + sum;
   }
 }
@@ -92,22 +105,11 @@ __device__ __forceinline__ void online_softmax_scaled(float (&s)[BlockN / 2], Ro
                                                       float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float mx = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-    const float m_new = fmaxf(st.m[r], quad_max(mx) * scale_log2);
+    const float m_new = fmaxf(st.m[r], block_row_max<BlockN>(s, r, -INFINITY) * scale_log2);
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = fast_exp2(st.m[r] - m_use);
     st.m[r] = m_new;
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < BlockN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = s[4 * j + 2 * r + e];
-        x = fast_exp2(fmaf(x, scale_log2, -m_use));
-        sum += x;
-      }
+    const float sum = exp2_row<BlockN>(s, r, scale_log2, m_use);
     st.l[r] = st.l[r] * alpha[r] + sum;
   }
 }
