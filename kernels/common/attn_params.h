@@ -93,6 +93,19 @@ constexpr ElemType o_dtype_of(ElemType in) {
     return in == ElemType::e4m3 ? ElemType::bf16 : in;
 }
 
+// Copy the extents and the Q, K, V, O strides into a kernel's own parameter
+// struct that names them as AttnParams does (the FP8 forwards' Fp8FwdParams and
+// cudnn_sdpa_fp8::Fp8Params).
+template <typename P>
+void copy_extents_and_strides(const AttnParams& p, P& f) {
+  f.batch = p.batch, f.heads = p.heads, f.heads_kv = p.heads_kv;
+  f.seqlen_q = p.seqlen_q, f.seqlen_k = p.seqlen_k, f.head_dim = p.head_dim;
+  f.q_batch_stride = p.q_batch_stride, f.q_row_stride = p.q_row_stride, f.q_head_stride = p.q_head_stride;
+  f.k_batch_stride = p.k_batch_stride, f.k_row_stride = p.k_row_stride, f.k_head_stride = p.k_head_stride;
+  f.v_batch_stride = p.v_batch_stride, f.v_row_stride = p.v_row_stride, f.v_head_stride = p.v_head_stride;
+  f.o_batch_stride = p.o_batch_stride, f.o_row_stride = p.o_row_stride, f.o_head_stride = p.o_head_stride;
+}
+
 // Fill the strides for contiguous BSHD tensors.
 inline void set_contiguous_strides(AttnParams& p) {
   p.q_head_stride = p.head_dim;

@@ -48,12 +48,7 @@ struct Fa3Fp8Kernel {
     f.o = p.o;
     f.lse = p.lse;
     f.vt = static_cast<uint8_t*>(p.workspace);
-    f.batch = p.batch, f.heads = p.heads, f.heads_kv = p.heads_kv;
-    f.seqlen_q = p.seqlen_q, f.seqlen_k = p.seqlen_k, f.head_dim = p.head_dim;
-    f.q_batch_stride = p.q_batch_stride, f.q_row_stride = p.q_row_stride, f.q_head_stride = p.q_head_stride;
-    f.k_batch_stride = p.k_batch_stride, f.k_row_stride = p.k_row_stride, f.k_head_stride = p.k_head_stride;
-    f.v_batch_stride = p.v_batch_stride, f.v_row_stride = p.v_row_stride, f.v_head_stride = p.v_head_stride;
-    f.o_batch_stride = p.o_batch_stride, f.o_row_stride = p.o_row_stride, f.o_head_stride = p.o_head_stride;
+    copy_extents_and_strides(p, f);
     f.q_descale = descale(p.q_descale);
     f.k_descale = descale(p.k_descale);
     f.v_descale = descale(p.v_descale);
