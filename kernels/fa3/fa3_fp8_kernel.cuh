@@ -205,6 +205,10 @@ struct Fa3Fp8Fwd {
       pass_turn(c);
       sm90::wgmma_wait<1>();        // S landed; P V may still run
       sm90::fence_regs(sc);
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+      }
       if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
       if constexpr (kBlocks) {  // scale_log2 holds Q's descale; this K block's joins it
@@ -213,7 +217,6 @@ struct Fa3Fp8Fwd {
       } else {
         online_softmax<BN>(sc, st, scale_log2, alpha);
       }
-      release_k_and_q(sm, lane, s, qs, i == n_blocks - 1);  // here: see release_k_and_q
       sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       fence_words(p);

@@ -70,21 +70,6 @@ struct RingPos {
   __device__ uint32_t parity() const { return (count / Stages) & 1; }
 };
 
-// Lane 0 of each consumer warp releases K/V stage s's K and, after a tile's
-// last block (last_block), Q slot qs. Called between a block's softmax and the
-// wait for the P V product running under it, on purpose: the branch around
-// the arrives is a scheduling boundary for ptxas. Without one, ptxas
-// interleaved P's conversion with the softmax's exponentials and, P's new
-// registers being the ones the running P V reads, put that wait before the
-// softmax: the softmax no longer ran under P V (PERF_NOTES fa3-softmax-under-pv).
-template <typename Traits>
-__device__ __forceinline__ void release_k_and_q(const Smem<Traits>& sm, int lane, int s, int qs, bool last_block) {
-  if (lane == 0) {
-    sm.empty_k(s).arrive();
-    if (last_block) sm.empty_q(qs).arrive();
-  }
-}
-
 template <typename Elem, typename Traits>
 struct Fa3Fwd {
   static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
@@ -184,10 +169,13 @@ struct Fa3Fwd {
       pass_turn(c);
       sm90::wgmma_wait<1>();           // S landed; P V may still run
       sm90::fence_regs(sc);
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+      }
       if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
       online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
-      release_k_and_q(sm, lane, s, qs, i == n_blocks - 1);
       sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       sm90::fence_regs(p);
@@ -325,11 +313,14 @@ struct Fa3Fwd {
     // Softmax of tile tc's block 0 (its last K/V block: the masked one, if any),
     // whose S has landed in sc from K/V stage s; Q slot qs.
     auto first_softmax = [&](int s, int qs, RowState& rs) {
+      if (lane == 0) {
+        sm.empty_k(s).arrive();
+        if (n_blocks == 1) sm.empty_q(qs).arrive();
+      }
       if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
         apply_mask<BN>(sc, (n_blocks - 1) * BN, tc.m_block * BM + row_in_tile, a.seqlen_q, a.seqlen_k,
                        a.causal);
       online_softmax<BN>(sc, rs, a.softmax_scale_log2, alpha);  // alpha is applied to O = 0: harmless
-      release_k_and_q(sm, lane, s, qs, n_blocks == 1);
     };
     // Tile tc's block 0 with nothing to overlap its Q K^T with: the block's first tile.
     int s_prev = 0;
