@@ -23,13 +23,19 @@ namespace fa {
 //   base   the default per head_dim: hd64 128 x 256, hd128 and hd256 128 x 128;
 //          2 stages
 //   wide   hd128: 128 x 192 (V^T in 64-byte panels); hd64 and hd256 as base
-enum class Fp8Variant { base, wide };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::wide};
+//   poly4  base's tile; a quarter of the softmax's exponentials on the FMA pipe
+//          (every 4th 8-column group: exp2_poly), the rest on MUFU
+//   poly2  base's tile; half of them on the FMA pipe
+enum class Fp8Variant { base, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
     case Fp8Variant::wide: return "wide";
+    case Fp8Variant::poly4: return "poly4";
+    case Fp8Variant::poly2: return "poly2";
   }
   return "?";
 }
@@ -75,7 +81,8 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
 template <Fp8Variant V, int HeadDim>
 struct Fa3Fp8TileFor {
   static constexpr int kBlockN = HeadDim == 64 ? 256 : V == Fp8Variant::wide && HeadDim == 128 ? 192 : 128;
-  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, 2>;
+  static constexpr int kPolyEvery = V == Fp8Variant::poly4 ? 4 : V == Fp8Variant::poly2 ? 2 : 0;
+  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, 2, kPolyEvery>;
 };
 
 // block_n of a variant's tile, for host code (the CPU emulation of the blocking).
@@ -204,6 +211,8 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream)
   switch (p.variant) {
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
+    case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
+    case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

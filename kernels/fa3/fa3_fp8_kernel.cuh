@@ -212,10 +212,10 @@ struct Fa3Fp8Fwd {
       if (fp8_kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
       if constexpr (kBlocks) {  // scale_log2 holds Q's descale; this K block's joins it
-        online_softmax_scaled<BN>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, n * BN, a.k_block_rows), alpha);
+        online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, n * BN, a.k_block_rows), alpha);
         keep_v_units(alpha, vd_prev, a.v_descale.at(tc.batch, kv_head, n * BN, a.v_block_rows));
       } else {
-        online_softmax<BN>(sc, st, scale_log2, alpha);
+        online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);
       }
       sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
@@ -295,10 +295,10 @@ struct Fa3Fp8Fwd {
           apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
         if constexpr (kBlocks) {  // alpha is applied to O = 0: no V ratio needed
           const int key0 = (n_blocks - 1) * BN;
-          online_softmax_scaled<BN>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
+          online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
           vd_prev = a.v_descale.at(tc.batch, kv_head, key0, a.v_block_rows);
         } else {
-          online_softmax<BN>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
+          online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
         }
         p_to_e4m3(sc, p);
         uint32_t v_parity = ring.parity();

@@ -10,9 +10,12 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
+  // The softmax's exponentials: every kPolyEvery-th 8-column group on the FMA
+  // pipe (exp2_poly), the rest on MUFU; 0: all on MUFU (fa3_softmax.cuh, exp2_row).
+  static constexpr int kPolyEvery = PolyEvery;
 
   // One producer warpgroup, one consumer warpgroup per 64 query rows.
   static constexpr int kConsumerWGs = BlockM / 64;

@@ -9,6 +9,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/exp2_poly.h"
+
 namespace fa::fa3 {
 
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -61,7 +63,9 @@ __device__ __forceinline__ float block_row_max(const float (&s)[BlockN / 2], int
 }
 
 // Row r's scores become exp2(scale_log2 * s - m) in place; returns this thread's sum of them.
-template <int BlockN>
+// PolyEvery > 0: the columns of every PolyEvery-th 8-column group go to exp2_poly
+// (the FMA pipe) instead of ex2.approx (MUFU); 0: all to MUFU.
+template <int BlockN, int PolyEvery = 0>
 __device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float scale_log2, float m) {
   float sum = 0.f;
 #pragma unroll
@@ -69,7 +73,8 @@ __device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float s
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       float& x = s[4 * j + 2 * r + e];
-      x = fast_exp2(fmaf(x, scale_log2, -m));
+      const float arg = fmaf(x, scale_log2, -m);
+      x = PolyEvery > 0 && (j + 1) % (PolyEvery > 0 ? PolyEvery : 1) == 0 ? exp2_poly(arg) : fast_exp2(arg);
       sum += x;
     }
   return sum;
@@ -81,7 +86,7 @@ __device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float s
 // it once the P V product still running on the old O has finished (the
 // intra-warpgroup overlap). A row that has seen no key yet (max -inf) uses 0 as
 // its max so exp gives 0, not NaN.
-template <int BlockN>
+template <int BlockN, int PolyEvery = 0>
 __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState& st, float scale_log2,
                                                float (&alpha)[2]) {
 #pragma unroll
@@ -90,7 +95,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState&
     const float m_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
     alpha[r] = fast_exp2(st.m[r] * scale_log2 - m_scaled);
     st.m[r] = mx;
-    const float sum = exp2_row<BlockN>(s, r, scale_log2, m_scaled);
+    const float sum = exp2_row<BlockN, PolyEvery>(s, r, scale_log2, m_scaled);
     st.l[r] = st.l[r] * alpha[r] + sum;
   }
 }
@@ -100,7 +105,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState&
 // scaled (log2 units), so maxima of blocks with different scales compare. With
 // one scale for every block the values are online_softmax's, bit for bit:
 // max(a, b) * s = max(a * s, b * s) for s > 0. LSE = m * ln 2 + ln l.
-template <int BlockN>
+template <int BlockN, int PolyEvery = 0>
 __device__ __forceinline__ void online_softmax_scaled(float (&s)[BlockN / 2], RowState& st, float scale_log2,
                                                       float (&alpha)[2]) {
 #pragma unroll
@@ -109,7 +114,7 @@ __device__ __forceinline__ void online_softmax_scaled(float (&s)[BlockN / 2], Ro
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     alpha[r] = fast_exp2(st.m[r] - m_use);
     st.m[r] = m_new;
-    const float sum = exp2_row<BlockN>(s, r, scale_log2, m_use);
+    const float sum = exp2_row<BlockN, PolyEvery>(s, r, scale_log2, m_use);
     st.l[r] = st.l[r] * alpha[r] + sum;
   }
 }
