@@ -26,9 +26,12 @@ namespace fa {
 //   poly4  base's tile; a quarter of the softmax's exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile; half of them on the FMA pipe
-enum class Fp8Variant { base, wide, poly4, poly2 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2};
+//   three  hd128: 192 x 128, three consumer warpgroups in turn (160 registers
+//          each; P V waited for before Q K^T is issued); hd64 and hd256 as base
+//   three4 three with poly4's exponentials
+enum class Fp8Variant { base, wide, poly4, poly2, three, three4 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::wide,  Fp8Variant::poly4,
+                                              Fp8Variant::poly2, Fp8Variant::three, Fp8Variant::three4};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -36,6 +39,8 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
+    case Fp8Variant::three: return "three";
+    case Fp8Variant::three4: return "three4";
   }
   return "?";
 }
@@ -77,12 +82,14 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
   return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
 }
 
-// The tile per (variant, head_dim): always 128 query rows (two consumer warpgroups).
+// The tile per (variant, head_dim): 128 query rows (two consumer warpgroups), 192 for three.
 template <Fp8Variant V, int HeadDim>
 struct Fa3Fp8TileFor {
   static constexpr int kBlockN = HeadDim == 64 ? 256 : V == Fp8Variant::wide && HeadDim == 128 ? 192 : 128;
-  static constexpr int kPolyEvery = V == Fp8Variant::poly4 ? 4 : V == Fp8Variant::poly2 ? 2 : 0;
-  using type = Fa3Fp8Traits<HeadDim, 128, kBlockN, 2, kPolyEvery>;
+  static constexpr int kPolyEvery =
+      V == Fp8Variant::poly4 || V == Fp8Variant::three4 ? 4 : V == Fp8Variant::poly2 ? 2 : 0;
+  static constexpr int kBlockM = (V == Fp8Variant::three || V == Fp8Variant::three4) && HeadDim == 128 ? 192 : 128;
+  using type = Fa3Fp8Traits<HeadDim, kBlockM, kBlockN, 2, kPolyEvery>;
 };
 
 // block_n of a variant's tile, for host code (the CPU emulation of the blocking).
@@ -99,6 +106,11 @@ inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
                                : of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
 }
 
+// block_m of a variant's tile: Q's descale blocks must hold whole tiles.
+inline int fp8_variant_block_m(Fp8Variant v, int head_dim) {
+  return (v == Fp8Variant::three || v == Fp8Variant::three4) && head_dim == 128 ? 192 : 128;
+}
+
 template <int HeadDim>
 using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
 
@@ -106,7 +118,8 @@ using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) return "fa3 fp8: head_dim must be 64, 128 or 256";
   // A tile reads one Q descale and one K and one V descale per K/V block.
-  if (p.q_block_rows % 128 != 0) return "fa3 fp8: Q's descale blocks must hold whole 128-row tiles";
+  if (p.q_block_rows % fp8_variant_block_m(v, p.head_dim) != 0)
+    return "fa3 fp8: Q's descale blocks must hold whole tiles (128 query rows)";
   const int block_n = fp8_variant_block_n(v, p.head_dim);
   if (p.k_block_rows % block_n != 0 || p.v_block_rows % block_n != 0)
     return "fa3 fp8: K and V descale blocks must hold whole K/V blocks of the tile (128 keys; 256 at head_dim 64)";
@@ -213,6 +226,8 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream)
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
+    case Fp8Variant::three: return fa3_fp8_attention_variant<Fp8Variant::three>(p, stream);
+    case Fp8Variant::three4: return fa3_fp8_attention_variant<Fp8Variant::three4>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -96,6 +96,7 @@ template <typename Traits, bool kBlocks>
 struct Fa3Fp8Fwd {
   static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
   using Sched = typename Traits::Scheduler;
+  static constexpr bool kSerialPvQk = Traits::kConsumerWGs == 3;
 
   // Producer: one thread issues every TMA load; Q once per tile, then K and V^T
   // per block into the ring, each stage reused once the consumers release it.
@@ -198,12 +199,26 @@ struct Fa3Fp8Fwd {
       sm.full_k(s).wait(ring.parity());
       sm.full_v(s_prev).wait(v_parity);
       wait_turn(c);
-      issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T
-      rescale_o<HD>(o, alpha);      // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
-      sm90::fence_regs(o);
-      issue_pv(o, p, sm, s_prev);   // O += P_{i-1} V_{i-1}
-      pass_turn(c);
-      sm90::wgmma_wait<1>();        // S landed; P V may still run
+      if constexpr (kSerialPvQk) {
+        // P V first and waited for, so that P's registers are free before S's
+        // are written: three warpgroups' 160 registers do not hold O, S and P at once.
+        rescale_o<HD>(o, alpha);
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        fence_words(p);
+        issue_qk(sc, desc_q, sm, s);
+        pass_turn(c);
+        sm90::wgmma_wait<0>();
+      } else {
+        issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T
+        rescale_o<HD>(o, alpha);      // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);   // O += P_{i-1} V_{i-1}
+        pass_turn(c);
+        sm90::wgmma_wait<1>();        // S landed; P V may still run
+      }
       sm90::fence_regs(sc);
       if (lane == 0) {
         sm.empty_k(s).arrive();

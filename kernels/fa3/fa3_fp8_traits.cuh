@@ -21,7 +21,7 @@ struct Fa3Fp8Traits {
   static constexpr int kConsumerWGs = BlockM / 64;
   static constexpr int kThreads = 128 * (kConsumerWGs + 1);
   static constexpr int kConsumerWarps = 4 * kConsumerWGs;
-  static_assert(BlockM == 128, "block_m: 128 (two consumer warpgroups; the register split below assumes it)");
+  static_assert(BlockM == 128 || BlockM == 192, "block_m: 128 or 192 (two or three consumer warpgroups)");
   static_assert(BlockN % 64 == 0 && BlockN <= 256, "block_n: a multiple of 64 (V^T rows are block_n bytes)");
   static_assert(HeadDim == 64 || HeadDim == 128 || HeadDim == 256, "head_dim: 64, 128 or 256");
   static_assert(Stages >= 1 && Stages <= 4, "stages: 1..4");
@@ -67,7 +67,9 @@ struct Fa3Fp8Traits {
 
   // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
   // (block_n / 2 floats) and P (block_n / 8 words).
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  // Three consumer warpgroups (block_m 192) leave each 160 (the bf16 kernel's split).
+  static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : 24;
+  static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
 
   using Scheduler = fa3::StaticPersistentScheduler;
