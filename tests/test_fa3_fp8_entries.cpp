@@ -29,25 +29,41 @@ AttnProblem e4m3(int d, int sq = 1000, int sk = 1000) {
   return p;
 }
 
-// The registered name of the e4m3 forward at a head dim (its tile: 128 x 256 at 64, else 128 x 128).
-std::string fp8_name(int head_dim) {
-  return "fa3.e4m3.hd" + std::to_string(head_dim) + (head_dim == 64 ? ".128x256" : ".128x128") + ".w12.s2";
-}
+// The registered e4m3 forwards: name -> (block_m, block_n, warps, default tile).
+struct Fp8Tile {
+  int head_dim, block_m, block_n, warps;
+  bool default_tile;
+  std::string name() const {
+    return "fa3.e4m3.hd" + std::to_string(head_dim) + "." + std::to_string(block_m) + "x" + std::to_string(block_n) +
+           ".w" + std::to_string(warps) + ".s2";
+  }
+};
+// hd64: 128x256 (PERF_NOTES fa3-fp8-tiles); hd128: three consumer warpgroups by
+// default and the two-warpgroup tile for short causal rows (fa3-fp8-three-warpgroups).
+const Fp8Tile kFp8Tiles[] = {
+    {64, 128, 256, 12, true}, {128, 192, 128, 16, true}, {128, 128, 128, 12, false}, {256, 128, 128, 12, true}};
 
-TEST(Fa3Fp8Entries, OneForwardPerHeadDimWithTheFp8Tile) {
+TEST(Fa3Fp8Entries, TheRegisteredTilesAndOneDefaultPerHeadDim) {
   const auto entries = fp8_entries();
   if (entries.empty()) GTEST_SKIP() << "fa3 not built";
-  for (const GpuKernelEntry* e : entries) {
-    EXPECT_STREQ(e->pass, "fwd");
-    EXPECT_TRUE(e->default_tile);
-    EXPECT_EQ(e->block_m, 128);
-    EXPECT_EQ(e->block_n, e->head_dim == 64 ? 256 : 128);  // hd64: PERF_NOTES fa3-fp8-tiles
-    EXPECT_EQ(e->warps, 12);
-    const std::string name = fp8_name(e->head_dim);
-    const KernelVariant* v = Registry::instance().find(name);
-    ASSERT_NE(v, nullptr) << name;
+  size_t expected = 0;
+  for (const Fp8Tile& t : kFp8Tiles) {
+    bool built = false;
+    for (const GpuKernelEntry* e : entries) built |= e->head_dim == t.head_dim;
+    if (!built) continue;  // FA_BENCH_HEAD_DIMS
+    ++expected;
+    const GpuKernelEntry* found = nullptr;
+    for (const GpuKernelEntry* e : entries)
+      if (e->head_dim == t.head_dim && e->block_m == t.block_m && e->block_n == t.block_n) found = e;
+    ASSERT_NE(found, nullptr) << t.name();
+    EXPECT_STREQ(found->pass, "fwd");
+    EXPECT_EQ(found->default_tile, t.default_tile) << t.name();
+    EXPECT_EQ(found->warps, t.warps) << t.name();
+    const KernelVariant* v = Registry::instance().find(t.name());
+    ASSERT_NE(v, nullptr) << t.name();
     EXPECT_EQ(v->dtypes, std::vector{DType::e4m3});
   }
+  EXPECT_EQ(entries.size(), expected);
 }
 
 TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64) {
@@ -67,9 +83,10 @@ TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
     EXPECT_NE(why(bf16).find("e4m3"), std::string::npos);
     AttnParams other = make_params(e4m3(e->head_dim == 64 ? 128 : 64), ElemType::e4m3);
     EXPECT_NE(why(other).find("head_dim"), std::string::npos);
-    // Descales per block of 128 rows: whole tiles at hd128 and hd256 (128 keys per
-    // K/V block), two blocks per 256-key block at hd64, which refuses them; blocks of
-    // 64 rows hold no whole tile anywhere.
+    // Descales per block of 128 rows: whole K/V blocks at hd128 and hd256 (128
+    // keys), two blocks per 256-key block at hd64, which refuses them (Q's only
+    // need whole 64-row warpgroup slices); K blocks of 64 rows hold no whole K/V
+    // block anywhere.
     AttnParams blocks = make_params(p, ElemType::e4m3);
     blocks.q_descale.block_rows = blocks.k_descale.block_rows = blocks.v_descale.block_rows = 128;
     const std::string why_blocks = why(blocks);
@@ -94,7 +111,8 @@ TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
 
 TEST(Fa3Fp8Entries, TrafficCountsThePrePass) {
   for (const GpuKernelEntry* e : fp8_entries()) {
-    const KernelVariant* v = Registry::instance().find(fp8_name(e->head_dim));
+    const Fp8Tile tile{e->head_dim, e->block_m, e->block_n, e->warps, e->default_tile};
+    const KernelVariant* v = Registry::instance().find(tile.name());
     ASSERT_NE(v, nullptr);
     const AttnProblem p = e4m3(e->head_dim);
     const std::optional<Traffic> t = v->traffic(p);

@@ -1,8 +1,8 @@
 // fa3's FP8 (e4m3) forward as the registry sees it: AttnParams (e4m3 codes,
 // their descales, V^T in the workspace) to Fp8FwdParams, and one launch
 // sequence of the V^T pre-pass and the attention kernel, so a row's timing
-// includes the pre-pass. One instance per head_dim; the tile is the FP8
-// traits' (128 x 128, two consumer warpgroups and a producer, 2 stages).
+// includes the pre-pass. One instance per registered tile (instances.cmake);
+// the exponentials as fp8_default_poly_every says for the head_dim.
 #pragma once
 #include <climits>
 #include <cstdint>
@@ -32,10 +32,9 @@ __global__ void fp8_fault_scale_o(Out* o, Fp8Descale v_descale, int seqlen_q, in
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages,
           Fa3Fp8Fault Fault = Fa3Fp8Fault::none>
 struct Fa3Fp8Kernel {
-  using Traits = Fa3Fp8TraitsFor<HeadDim>;
+  using Traits = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim)>;
   static_assert(std::is_same_v<Elem, uint8_t>, "fa3 fp8: e4m3 inputs are one-byte codes");
-  static_assert(BlockM == Traits::kBlockM && BlockN == Traits::kBlockN && Warps * 32 == Traits::kThreads,
-                "fa3 fp8: instances.cmake names the tile of Fa3Fp8TraitsFor");
+  static_assert(Warps * 32 == Traits::kThreads, "fa3 fp8: warps must be 4 * (block_m / 64 + 1)");
 
   static fa3::Fp8Descale descale(const DescaleView& d) { return fa3::Fp8Descale{d.ptr, d.batch_stride, d.head_stride}; }
   static int block_rows(const DescaleView& d) { return d.block_rows > INT_MAX ? -1 : int(d.block_rows); }
@@ -77,7 +76,7 @@ struct Fa3Fp8Kernel {
     if (!f.k_descale.ptr) f.k_descale.ptr = placeholder;
     if (!f.v_descale.ptr) f.v_descale.ptr = placeholder;
     if (!f.vt) f.vt = vt_placeholder;
-    return fa3_fp8_unsupported(f);
+    return fa3_fp8_unsupported(f, BlockN);
   }
 
   static int launch(const AttnParams& p, cudaStream_t stream) {
@@ -85,7 +84,7 @@ struct Fa3Fp8Kernel {
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f) ||
         unsupported(p))
       return int(cudaErrorInvalidValue);
-    const cudaError_t err = fa3_fp8_fwd(f, stream);  // the V^T pre-pass, then attention
+    const cudaError_t err = fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
     fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
         static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,

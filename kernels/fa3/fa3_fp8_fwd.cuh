@@ -14,33 +14,36 @@
 
 namespace fa {
 
-// Tile choices, each a compile-time instantiation, chosen at run time so that
-// one process can time them side by side (fp8_check --time --variant). Both
-// compute the same products in the same k order inside a block; only the
-// blocking of the keys (block_n) differs. docs/PERF_NOTES.md (fa3-fp8-tiles)
-// has these and the candidates dropped (a 4-stage ring; S_{i+1} issued ahead
-// of the softmax of S_i on 64-key blocks) measured.
-//   base   the default per head_dim: hd64 128 x 256, hd128 and hd256 128 x 128;
-//          2 stages
-//   wide   hd128: 128 x 192 (V^T in 64-byte panels); hd64 and hd256 as base
-//   poly4  base's tile; a quarter of the softmax's exponentials on the FMA pipe
+// The registered tiles' defaults per head_dim (docs/PERF_NOTES.md,
+// fa3-fp8-three-warpgroups and fa3-fp8-exp2-on-fma): hd64 128 x 256 with a
+// quarter of the exponentials on the FMA pipe; hd128 192 x 128, three consumer
+// warpgroups; hd256 128 x 128. 2 stages everywhere.
+constexpr int fp8_default_block_m(int head_dim) { return head_dim == 128 ? 192 : 128; }
+constexpr int fp8_default_block_n(int head_dim) { return head_dim == 64 ? 256 : 128; }
+constexpr int fp8_default_poly_every(int head_dim) { return head_dim == 64 ? 4 : 0; }
+
+// Variants for fp8_check, each a compile-time instantiation chosen at run time
+// so that one process can time them side by side (fp8_check --time --variant).
+// docs/PERF_NOTES.md (fa3-fp8-tiles, fa3-fp8-exp2-on-fma,
+// fa3-fp8-three-warpgroups) has them and the candidates dropped measured.
+//   base   the default tile per head_dim (above)
+//   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
+//   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
+//   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
-//   poly2  base's tile; half of them on the FMA pipe
-//   three  hd128: 192 x 128, three consumer warpgroups in turn (160 registers
-//          each; P V waited for before Q K^T is issued); hd64 and hd256 as base
-//   three4 three with poly4's exponentials
-enum class Fp8Variant { base, wide, poly4, poly2, three, three4 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::wide,  Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::three, Fp8Variant::three4};
+//   poly2  base's tile with half of them on the FMA pipe
+// Where a variant names only hd128, the other head dims run base.
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
+    case Fp8Variant::two: return "two";
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
-    case Fp8Variant::three: return "three";
-    case Fp8Variant::three4: return "three4";
   }
   return "?";
 }
@@ -82,45 +85,27 @@ inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
   return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
 }
 
-// The tile per (variant, head_dim): 128 query rows (two consumer warpgroups), 192 for three.
+// block_m x block_n of variant v's tile at head_dim, and its exponentials.
+constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
+  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
+}
+constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
+  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
+}
+constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
+  return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
+}
+
 template <Fp8Variant V, int HeadDim>
-struct Fa3Fp8TileFor {
-  static constexpr int kBlockN = HeadDim == 64 ? 256 : V == Fp8Variant::wide && HeadDim == 128 ? 192 : 128;
-  static constexpr int kPolyEvery =
-      V == Fp8Variant::poly4 || V == Fp8Variant::three4 ? 4 : V == Fp8Variant::poly2 ? 2 : 0;
-  static constexpr int kBlockM = (V == Fp8Variant::three || V == Fp8Variant::three4) && HeadDim == 128 ? 192 : 128;
-  using type = Fa3Fp8Traits<HeadDim, kBlockM, kBlockN, 2, kPolyEvery>;
-};
+using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
-// block_n of a variant's tile, for host code (the CPU emulation of the blocking).
-inline int fp8_variant_block_n(Fp8Variant v, int head_dim) {
-  auto of = [&](auto variant) {
-    constexpr Fp8Variant V = decltype(variant)::value;
-    switch (head_dim) {
-      case 64: return Fa3Fp8TileFor<V, 64>::kBlockN;
-      case 128: return Fa3Fp8TileFor<V, 128>::kBlockN;
-      default: return Fa3Fp8TileFor<V, 256>::kBlockN;
-    }
-  };
-  return v == Fp8Variant::wide ? of(std::integral_constant<Fp8Variant, Fp8Variant::wide>{})
-                               : of(std::integral_constant<Fp8Variant, Fp8Variant::base>{});
-}
-
-// block_m of a variant's tile: Q's descale blocks must hold whole tiles.
-inline int fp8_variant_block_m(Fp8Variant v, int head_dim) {
-  return (v == Fp8Variant::three || v == Fp8Variant::three4) && head_dim == 128 ? 192 : 128;
-}
-
-template <int HeadDim>
-using Fa3Fp8TraitsFor = typename Fa3Fp8TileFor<Fp8Variant::base, HeadDim>::type;
-
-// Why p cannot run on variant v's tile, or nullptr.
-inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
+// Why p cannot run on a tile with block_n keys per K/V block, or nullptr.
+// Descales per block of rows: each consumer warpgroup reads Q's for its own 64
+// rows, and K's and V's are read once per K/V block.
+inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) return "fa3 fp8: head_dim must be 64, 128 or 256";
-  // A tile reads one Q descale and one K and one V descale per K/V block.
-  if (p.q_block_rows % fp8_variant_block_m(v, p.head_dim) != 0)
-    return "fa3 fp8: Q's descale blocks must hold whole tiles (128 query rows)";
-  const int block_n = fp8_variant_block_n(v, p.head_dim);
+  if (p.q_block_rows % 64 != 0) return "fa3 fp8: Q's descale blocks must hold whole 64-row slices of a tile";
   if (p.k_block_rows % block_n != 0 || p.v_block_rows % block_n != 0)
     return "fa3 fp8: K and V descale blocks must hold whole K/V blocks of the tile (128 keys; 256 at head_dim 64)";
   if (p.seqlen_q < 1 || p.seqlen_k < 1) return "fa3 fp8: seqlen_q and seqlen_k must be >= 1";
@@ -142,6 +127,11 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8
   return nullptr;
 }
 
+// Why p cannot run on variant v's tile, or nullptr.
+inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
+  return fa3_fp8_unsupported(p, fp8_variant_block_n(v, p.head_dim));
+}
+
 // V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, vt_seqlen(seqlen_k)], keys in
 // e4m3_key_order, zeros past seqlen_k (fa3_fp8_kernel.cuh).
 inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
@@ -151,12 +141,11 @@ inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The attention kernel alone; reads the V^T that transpose_v wrote.
-template <Fp8Variant V, int HeadDim>
-cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
-  using Traits = typename Fa3Fp8TileFor<V, HeadDim>::type;
-  constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN;
-  if (p.q_block_rows % BM || p.k_block_rows % BN || p.v_block_rows % BN)
+// The attention kernel alone on Traits' tile; reads the V^T that transpose_v wrote.
+template <typename Traits>
+cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
+  constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HeadDim = Traits::kHeadDim;
+  if (p.head_dim != HeadDim || p.q_block_rows % 64 || p.k_block_rows % BN || p.v_block_rows % BN)
     return cudaErrorInvalidValue;  // fa3_fp8_unsupported says why
   fa3::Fp8Args a{};
   cudaError_t err;
@@ -213,29 +202,34 @@ cudaError_t fa3_fp8_attention_hd(const Fp8FwdParams& p, cudaStream_t stream) {
 template <Fp8Variant V>
 cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream) {
   switch (p.head_dim) {
-    case 64: return fa3_fp8_attention_hd<V, 64>(p, stream);
-    case 128: return fa3_fp8_attention_hd<V, 128>(p, stream);
-    case 256: return fa3_fp8_attention_hd<V, 256>(p, stream);
+    case 64: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream);
+    case 128: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream);
+    case 256: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
+// The attention kernel of p.variant's tile.
 inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
   switch (p.variant) {
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
+    case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-    case Fp8Variant::three: return fa3_fp8_attention_variant<Fp8Variant::three>(p, stream);
-    case Fp8Variant::three4: return fa3_fp8_attention_variant<Fp8Variant::three4>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
 
-// The whole forward: the V^T pre-pass, then attention.
+// The whole forward: the V^T pre-pass, then attention (p.variant's tile, or Traits').
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, cudaStream_t stream) {
   const cudaError_t err = transpose_v(p, stream);
   return err != cudaSuccess ? err : fa3_fp8_attention(p, stream);
+}
+template <typename Traits>
+cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
+  const cudaError_t err = transpose_v(p, stream);
+  return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
 }
 
 }  // namespace fa

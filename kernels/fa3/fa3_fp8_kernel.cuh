@@ -9,7 +9,7 @@
 //   fa3_fp8_fwd_kernel   producer warpgroup: one thread issues TMA loads of Q
 //                        (once per tile) and of K and V^T blocks into a ring
 //                        (full/empty mbarriers, as the bf16 kernel).
-//                        2 consumer warpgroups, 64 query rows each:
+//                        2 or 3 consumer warpgroups, 64 query rows each:
 //                          S = Q K^T             wgmma e4m3, both from shared memory, f32
 //                          online softmax on S   scale = softmax_scale * q_descale * k_descale
 //                          P -> e4m3 registers   values in [0, 1], no scale (e4m3 max 448)
@@ -22,8 +22,8 @@
 // columns into the A fragment, so A's k index kk holds key e4m3_key_order(kk) of
 // the block, and V^T was written in that key order. Descales come from
 // Fp8Descale, per tensor or per (batch, head): read once per tile. With
-// descales per block of rows (kBlocks, its own instance) Q's is still read once
-// per tile, K's and V's once per K/V block: the running max is kept scaled, and
+// descales per block of rows (kBlocks, its own instance) Q's is read once per
+// tile by each warpgroup for its 64 rows, K's and V's once per K/V block: the running max is kept scaled, and
 // O is accumulated in units of the latest block's V descale, each block's alpha
 // carrying the ratio of the previous block's V descale to its own, the epilogue
 // multiplying by the last block's. Without blocks the kernel keeps the simpler
@@ -278,7 +278,7 @@ struct Fa3Fp8Fwd {
       const int kv_head = tc.head / group;
       // Scores are in code units (S = Q_codes K_codes^T): the descales join the
       // scale (kBlocks: Q's here, each K block's as the block comes).
-      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, tc.m_block * BM, a.q_block_rows)
+      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, tc.m_block * BM + c * 64, a.q_block_rows)
                                   : a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
       const float scale_log2 = scale * 1.4426950408889634f;
       float vd_prev = 1.f;  // kBlocks: V descale of the last block added to O

@@ -12,11 +12,12 @@ fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
   bf16:256:128:80:12:2*  bf16:256:128:64:12:2
   fp16:256:128:80:12:2*  fp16:256:128:64:12:2)
 
-# The FP8 forward (fa3_fp8_entry.cuh): e4m3 Q, K, V with descales, bf16 O; one
-# tile per head_dim, the FP8 traits' (fa3_fp8_fwd.cuh): 128 query rows, 128
-# keys, a producer and two consumer warpgroups, 2 stages.
+# The FP8 forward (fa3_fp8_entry.cuh): e4m3 Q, K, V with descales, bf16 O, 2
+# stages. hd128's default has three consumer warpgroups (192 query rows); its
+# two-warpgroup 128x128 is kept for short causal rows (registry/auto_tile.cpp).
+# fa3_fp8_fwd.cuh has the defaults, PERF_NOTES.md "FA3 FP8" the measurements.
 fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fp8_entry.cuh fa::Fa3Fp8Kernel
-  e4m3:64:128:256:12:2  e4m3:128:128:128:12:2  e4m3:256:128:128:12:2)
+  e4m3:64:128:256:12:2*  e4m3:128:192:128:16:2*  e4m3:128:128:128:12:2  e4m3:256:128:128:12:2*)
 
 # Planted fault for the same self-test: the e4m3 head_dim 128 forward with V's
 # descale applied twice (fa3_fp8_fault.h). Not registered; built only with head_dim 128.

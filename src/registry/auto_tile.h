@@ -3,7 +3,7 @@
 // names another compiled tile for the pass, head dim, mask and length. Each
 // rule comes from a measurement (docs/PERF_NOTES.md, fa3-tile-by-length); a
 // test holds every rule against the registry (the tile must be compiled for
-// both dtypes wherever its family and head dim are).
+// each of the rule's dtypes wherever its family and head dim are).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -20,11 +20,12 @@ struct AutoTileRule {
   bool causal = false;
   int64_t min_length = 0, max_length = 0;  // inclusive; length = max(seqlen_q, seqlen_k)
   int block_m = 0, block_n = 0;
+  std::vector<DType> dtypes;  // the input dtypes the rule applies to
 };
 
 const std::vector<AutoTileRule>& auto_tile_rules();
 
-// The first rule matching the family, the variant pass and p, if any.
+// The first rule matching the family, the variant pass and p (its dtype included), if any.
 std::optional<AutoTileRule> auto_tile_rule(Family, Pass variant_pass, const AttnProblem&);
 
 }  // namespace fa

@@ -19,7 +19,7 @@
 //   (default)        the correctness cases
 //   --time           also time the paper shapes (b * seqlen = 16384, heads = 2048 / d):
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
-//   --variant=NAME   the attention kernel's variant (fa3_fp8_fwd.cuh: base, wide, poly4, poly2, three, three4) or
+//   --variant=NAME   the attention kernel's variant (fa3_fp8_fwd.cuh: base, two, wide, poly4, poly2) or
 //                    all: the checks run for each, and the timing prints
 //                    one row per variant per shape (default base)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
@@ -548,7 +548,7 @@ int main(int argc, char** argv) {
       for (fa::Fp8Variant v : fa::kFp8Variants)
         if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v);
       if (variants.empty()) {
-        std::fprintf(stderr, "fp8_check: unknown variant '%s' (base, wide, poly4, poly2, three, three4, all)\n", name.c_str());
+        std::fprintf(stderr, "fp8_check: unknown variant '%s' (base, two, wide, poly4, poly2, all)\n", name.c_str());
         return 2;
       }
     } else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
