@@ -1,7 +1,7 @@
-// Host side of the FP8 (e4m3) FA3 forward: its parameters, the V^T pre-pass
-// launch, the attention launch (per head_dim tile), and what it refuses. Not in
-// the registry; a caller (tests/gpu/standalone/fp8_check.cu) runs
-// transpose_v then fa3_fp8_attention, or fa3_fp8_fwd for both.
+// Host side of the FP8 (e4m3) FA3 forward: its parameters, the default tiles,
+// the V^T pre-pass launch, the attention launch on a given tile, and what it
+// refuses. The registry's entry (fa3_fp8_entry.cuh) launches its own tile;
+// fa3_fp8_variants.cuh picks one at run time for the standalone checks.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -21,32 +21,6 @@ namespace fa {
 constexpr int fp8_default_block_m(int head_dim) { return head_dim == 128 ? 192 : 128; }
 constexpr int fp8_default_block_n(int head_dim) { return head_dim == 64 ? 256 : 128; }
 constexpr int fp8_default_poly_every(int head_dim) { return head_dim == 64 ? 4 : 0; }
-
-// Variants for fp8_check, each a compile-time instantiation chosen at run time
-// so that one process can time them side by side (fp8_check --time --variant).
-// docs/PERF_NOTES.md (fa3-fp8-tiles, fa3-fp8-exp2-on-fma,
-// fa3-fp8-three-warpgroups) has them and the candidates dropped measured.
-//   base   the default tile per head_dim (above)
-//   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
-//   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
-//   poly4  base's tile with a quarter of the exponentials on the FMA pipe
-//          (every 4th 8-column group: exp2_poly), the rest on MUFU
-//   poly2  base's tile with half of them on the FMA pipe
-// Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2};
-
-inline const char* fp8_variant_name(Fp8Variant v) {
-  switch (v) {
-    case Fp8Variant::base: return "base";
-    case Fp8Variant::two: return "two";
-    case Fp8Variant::wide: return "wide";
-    case Fp8Variant::poly4: return "poly4";
-    case Fp8Variant::poly2: return "poly2";
-  }
-  return "?";
-}
 
 struct Fp8FwdParams {
   const uint8_t* q = nullptr;  // e4m3 codes, BSHD [batch, seqlen_q, heads, head_dim]
@@ -70,7 +44,6 @@ struct Fp8FwdParams {
   float softmax_scale = 0.f;  // of the dequantized Q K^T, typically 1/sqrt(head_dim)
   bool causal = false;        // bottom-right aligned, as the bf16 kernel
   int num_sms = 0;            // persistent grid size; 0 = ask the device
-  Fp8Variant variant = Fp8Variant::base;  // the attention kernel's tile (not the pre-pass)
 
   void set_contiguous_strides() {
     q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
@@ -84,21 +57,6 @@ struct Fp8FwdParams {
 inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
   return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
 }
-
-// block_m x block_n of variant v's tile at head_dim, and its exponentials.
-constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
-}
-constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
-}
-constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
-  return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
-}
-
-template <Fp8Variant V, int HeadDim>
-using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on a tile with block_n keys per K/V block, or nullptr.
 // Descales per block of rows: each consumer warpgroup reads Q's for its own 64
@@ -125,11 +83,6 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
   if (sm < 0) return "fa3 fp8: no CUDA device";
   if (sm != 90) return "fa3 fp8: needs an sm_90 (Hopper) GPU";
   return nullptr;
-}
-
-// Why p cannot run on variant v's tile, or nullptr.
-inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
-  return fa3_fp8_unsupported(p, fp8_variant_block_n(v, p.head_dim));
 }
 
 // V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, vt_seqlen(seqlen_k)], keys in
@@ -199,33 +152,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <Fp8Variant V>
-cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream) {
-  switch (p.head_dim) {
-    case 64: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream);
-    case 128: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream);
-    case 256: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream);
-    default: return cudaErrorInvalidValue;
-  }
-}
-
-// The attention kernel of p.variant's tile.
-inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, cudaStream_t stream) {
-  switch (p.variant) {
-    case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
-    case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
-    case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
-    case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-  }
-  return cudaErrorInvalidValue;
-}
-
-// The whole forward: the V^T pre-pass, then attention (p.variant's tile, or Traits').
-inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, cudaStream_t stream) {
-  const cudaError_t err = transpose_v(p, stream);
-  return err != cudaSuccess ? err : fa3_fp8_attention(p, stream);
-}
+// The whole forward on Traits' tile: the V^T pre-pass, then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   const cudaError_t err = transpose_v(p, stream);

@@ -32,7 +32,7 @@
 
 #include "core/e4m3.h"
 #include "check/fp8_mma.h"
-#include "fa3/fa3_fp8_fwd.cuh"
+#include "fa3/fa3_fp8_variants.cuh"
 #include "standalone_util.h"
 
 namespace {
@@ -91,7 +91,7 @@ std::vector<float> run_kernel(const Launch& l) {
     std::fprintf(stderr, "fp8_accum_probe: %s: %s\n", l.name.c_str(), why);
     std::exit(3);
   }
-  CHECK_CUDA(fa::fa3_fp8_fwd(p, nullptr));
+  CHECK_CUDA(fa::fa3_fp8_fwd(p, fa::Fp8Variant::base, nullptr));
   CHECK_CUDA(cudaDeviceSynchronize());
   std::vector<float> lse(rows);
   CHECK_CUDA(cudaMemcpy(lse.data(), dlse, lse.size() * 4, cudaMemcpyDeviceToHost));

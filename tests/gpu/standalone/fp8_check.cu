@@ -43,7 +43,7 @@
 #include "core/e4m3.h"
 #include "check/fp8_mma.h"
 #include "check/fp8_quant.h"
-#include "fa3/fa3_fp8_fwd.cuh"
+#include "fa3/fa3_fp8_variants.cuh"
 #include "standalone_util.h"
 
 namespace {
@@ -255,7 +255,6 @@ T* to_device(const std::vector<T>& x) {
 Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Variant variant = fa::Fp8Variant::base) {
   const Shape& s = hp.s;
   fa::Fp8FwdParams p;
-  p.variant = variant;
   p.batch = s.batch, p.heads = s.heads, p.heads_kv = s.heads_kv;
   p.seqlen_q = s.seqlen_q, p.seqlen_k = s.seqlen_k, p.head_dim = s.head_dim;
   p.causal = s.causal;
@@ -289,10 +288,10 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
   CHECK_CUDA(cudaMemset(dvt, 0xFF, fa::fp8_vt_bytes(p)));  // NaN codes: the pre-pass must write it all
   p.q = dq, p.k = dk, p.v = dv, p.vt = dvt, p.o = d_o, p.lse = dlse;
   Errors e;
-  if (const char* why = fa::fa3_fp8_unsupported(p, p.variant)) {
+  if (const char* why = fa::fa3_fp8_unsupported(p, variant)) {
     e.why = std::string("unsupported: ") + why;
   } else {
-    const cudaError_t err = fa::fa3_fp8_fwd(p, nullptr);
+    const cudaError_t err = fa::fa3_fp8_fwd(p, variant, nullptr);
     if (err != cudaSuccess) {
       e.why = std::string("launch failed: ") + cudaGetErrorString(err);
     } else {
@@ -383,10 +382,9 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
                                       flush.bytes());
         const double flops = fa::standalone::forward_flops(p.batch, p.heads, seqlen, seqlen, d, causal != 0);
         for (fa::Fp8Variant v : variants) {
-          p.variant = v;
-          const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, st)); },
+          const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, v, st)); },
                                         flush.ptr(), flush.bytes());
-          const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, st)); }, flush.ptr(),
+          const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, v, st)); }, flush.ptr(),
                                         flush.bytes());
           if (vt.samples == 0 || at.samples == 0 || tt.samples == 0) {
             std::printf("TIME hd%d seqlen %d variant %s: a launch failed\n", d, seqlen, fa::fp8_variant_name(v));

@@ -1,0 +1,84 @@
+// fp8_check's run-time choice among FP8 forward tiles (fa3_fp8_fwd.cuh): every
+// variant at every head dim is compiled here, so only the standalone programs
+// (tests/gpu/standalone/fp8_check.cu, fp8_accum_probe.cu) include this; the
+// registry's instances compile their own tile alone.
+#pragma once
+#include "fa3/fa3_fp8_fwd.cuh"
+
+namespace fa {
+
+// Variants for fp8_check, each a compile-time instantiation chosen at run time
+// so that one process can time them side by side (fp8_check --time --variant).
+// docs/PERF_NOTES.md (fa3-fp8-tiles, fa3-fp8-exp2-on-fma,
+// fa3-fp8-three-warpgroups) has them and the candidates dropped measured.
+//   base   the default tile per head_dim (fa3_fp8_fwd.cuh)
+//   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
+//   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
+//   poly4  base's tile with a quarter of the exponentials on the FMA pipe
+//          (every 4th 8-column group: exp2_poly), the rest on MUFU
+//   poly2  base's tile with half of them on the FMA pipe
+// Where a variant names only hd128, the other head dims run base.
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
+
+inline const char* fp8_variant_name(Fp8Variant v) {
+  switch (v) {
+    case Fp8Variant::base: return "base";
+    case Fp8Variant::two: return "two";
+    case Fp8Variant::wide: return "wide";
+    case Fp8Variant::poly4: return "poly4";
+    case Fp8Variant::poly2: return "poly2";
+  }
+  return "?";
+}
+
+// block_m x block_n of variant v's tile at head_dim, and its exponentials.
+constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
+  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
+}
+constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
+  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
+}
+constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
+  return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
+}
+
+template <Fp8Variant V, int HeadDim>
+using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
+                                    fp8_variant_poly_every(V, HeadDim)>;
+
+// Why p cannot run on variant v's tile, or nullptr.
+inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
+  return fa3_fp8_unsupported(p, fp8_variant_block_n(v, p.head_dim));
+}
+
+template <Fp8Variant V>
+cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream) {
+  switch (p.head_dim) {
+    case 64: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream);
+    case 128: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream);
+    case 256: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// The attention kernel of variant v's tile.
+inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
+  switch (v) {
+    case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
+    case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
+    case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
+    case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
+    case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// The whole forward on variant v's tile: the V^T pre-pass, then attention.
+inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
+  const cudaError_t err = transpose_v(p, stream);
+  return err != cudaSuccess ? err : fa3_fp8_attention(p, v, stream);
+}
+
+}  // namespace fa
