@@ -15,9 +15,10 @@
 //                          P -> e4m3 registers   values in [0, 1], no scale (e4m3 max 448)
 //                          O += P V              wgmma e4m3, P from registers, V^T from shared
 //                          O = O * v_descale / l in bf16, LSE = m * scale + ln l
-//                        with the bf16 kernel's ping-pong between the two
-//                        warpgroups and its intra-warpgroup overlap (S_i's softmax
-//                        under P_{i-1} V_{i-1}).
+//                        with the bf16 kernel's ping-pong between the
+//                        warpgroups and its pairing of S_i = Q K_i^T with
+//                        P_{i-1} V_{i-1} in one turn (fa3_kernel.cuh: as
+//                        compiled, both are waited for before the softmax).
 // P keeps the S accumulator's register order: thread (g, t) packs its own
 // columns into the A fragment, so A's k index kk holds key e4m3_key_order(kk) of
 // the block, and V^T was written in that key order. Descales come from
@@ -186,7 +187,8 @@ struct Fa3Fp8Fwd {
   }
 
   // Blocks 1 .. n_blocks-1 of a tile (block 0's P is in p): S_i = Q K_i^T and
-  // O += P_{i-1} V_{i-1} issued together, the softmax of S_i under the P V product.
+  // O += P_{i-1} V_{i-1} issued in one turn (three warpgroups: P V first, waited
+  // for), then the softmax of S_i.
   static __device__ __forceinline__ void run_blocks(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
                                                     int row0, float scale_log2, float (&o)[HD / 2],

@@ -57,13 +57,8 @@ struct Fa3Fp8Traits {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Ping-pong GEMM turns between the two consumer warpgroups, as in the bf16 kernel.
+  // Ping-pong GEMM turns between the consumer warpgroups, as in the bf16 kernel.
   static constexpr bool kPingPong = true;
-
-  // Order of a block's work (fa3_fp8_kernel.cuh): false, S_i = Q K_i^T and
-  // P_{i-1} V_{i-1} issued together, the softmax of S_i between their waits;
-  // true, S_{i+1} issued before the softmax of S_i (ahead_step), two S
-  // accumulators (block_n / 2 more floats per thread).
 
   // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
   // (block_n / 2 floats) and P (block_n / 8 words).

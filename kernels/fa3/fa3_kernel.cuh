@@ -149,8 +149,8 @@ struct Fa3Fwd {
     sm90::wgmma_commit();
   }
 
-  // Blocks 1 .. n_blocks-1 of tile tc (block 0's P is in p): the intra-warpgroup
-  // overlap described below. Shared by both consumers.
+  // Blocks 1 .. n_blocks-1 of tile tc (block 0's P is in p): the pairing
+  // described below. Shared by both consumers.
   static __device__ __forceinline__ void run_blocks(const Args& a, const Smem<Traits>& sm, int c, int lane,
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
                                                     int row0, float (&o)[HD / 2], float (&sc)[BN / 2],
@@ -201,13 +201,16 @@ struct Fa3Fwd {
 
   // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile.
   //
-  // Intra-warpgroup overlap: iteration i issues S_i = Q K_i^T and
-  // O += P_{i-1} V_{i-1} back to back, waits only for S_i, and computes the
-  // softmax of S_i while the P V product runs. The rescale of O by
-  // exp(m_{i-1} - m_i) that this softmax yields is applied in the next
-  // iteration, between the two issues, where it hides under the Q K^T GEMM.
+  // Iteration i issues S_i = Q K_i^T and O += P_{i-1} V_{i-1} back to back in
+  // one turn and waits for S_i before the softmax, for P V after it. As compiled
+  // (SASS, PERF_NOTES fa3-softmax-under-pv) ptxas moves the wait for P V before
+  // the softmax, to pack P's conversion into the exponentials: the overlap left
+  // is ping-pong's, one warpgroup's softmax under the other's GEMMs; forcing the
+  // source order was slower. The rescale of O by exp(m_{i-1} - m_i) that this
+  // softmax yields is applied in the next iteration, between the two issues,
+  // where it hides under the Q K^T GEMM.
   // Across tiles (Traits::kCrossTile) the same pairing goes on: a tile's last P V is
-  // issued with the next tile's first Q K^T, whose softmax runs under it, so only
+  // issued with the next tile's first Q K^T in one turn, so only
   // the block's very first Q K^T is waited for alone (what short sequences, with
   // few K/V blocks per tile, pay most for).
   static __device__ __forceinline__ void consumer(const Args& a, const Smem<Traits>& sm, int c) {

@@ -83,8 +83,8 @@ __device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float s
 // One K/V block: new row max m_new, S turned into P = exp(scale * (S - m_new))
 // in place, l rescaled and extended. Returns in alpha the factor
 // exp(scale * (m_old - m_new)) by which O must be rescaled: the caller applies
-// it once the P V product still running on the old O has finished (the
-// intra-warpgroup overlap). A row that has seen no key yet (max -inf) uses 0 as
+// it once the P V product that may still run on the old O has finished. A row
+// that has seen no key yet (max -inf) uses 0 as
 // its max so exp gives 0, not NaN.
 template <int BlockN, int PolyEvery = 0>
 __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState& st, float scale_log2,
