@@ -129,6 +129,35 @@ TEST(BoundedWork, TimeoutKeepsTheFinishedRowsAndSaysSo) {
   EXPECT_LT(rows.size(), 8u);
 }
 
+TEST(BoundedWork, CooldownWaitsBeforeEachTimedRowAndIsRecorded) {
+  auto dir = test::temp_dir("cooldown");
+  const std::string json = (dir / "r.json").string();
+  // Three rows of a few ms each, 0.4 s of cooldown before each: at least 1.2 s.
+  const auto t0 = std::chrono::steady_clock::now();
+  test::ProcResult r = test::run_fa_bench({"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--block", "16x16",
+                                           "--seqlen", "16,32,48", "--head-dim", "16", "--heads", "1", "--dtype",
+                                           "fp32", "--warmup", "0", "--min-samples", "1", "--max-seconds", "0.01",
+                                           "--cooldown", "0.4", "--json", json},
+                                          dir);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GE(seconds, 1.2);
+  nlohmann::json meta;
+  EXPECT_EQ(read_results_json(json, &meta).size(), 3u);
+  EXPECT_EQ(meta["config"]["cooldown"], 0.4);
+}
+
+TEST(BoundedWork, InterruptEndsACooldown) {
+  auto dir = test::temp_dir("stop_cooldown");
+  const std::string json = (dir / "r.json").string();
+  auto [r, seconds] = interrupt_after({"sweep", "--backend", "cpu", "--kernels", "cpu.fa2", "--block", "16x16",
+                                       "--seqlen", "64", "--head-dim", "16", "--heads", "1", "--dtype", "fp32",
+                                       "--cooldown", "60", "--json", json},
+                                      dir, json, 0.5);
+  EXPECT_EQ(r.code, 130) << r.err;
+  EXPECT_LT(seconds, 1.5);
+}
+
 TEST(BoundedWork, HelpSaysWhatMaxSecondsBounds) {
   auto dir = test::temp_dir("help_max_seconds");
   test::ProcResult r = test::run_fa_bench({"sweep", "--help"}, dir);

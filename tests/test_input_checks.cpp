@@ -48,6 +48,8 @@ TEST(InputChecks, FlagValuesAreRangeCheckedAndNamedAsTyped) {
       {"block", "--block", "64x", "expected MxN, e.g. 128x64, or auto"},
       {"cpu_mem_limit", "--cpu-mem-limit", "4Q", "e.g. 8G"},
       {"timeout", "--timeout", "-1", "expected a number"},
+      {"cooldown", "--cooldown", "-1", "expected a number in [0, 3600]"},
+      {"cooldown", "--cooldown", "7200", "expected a number in [0, 3600]"},
   };
   for (const BadFlag& b : cases) {
     const std::string msg = flag_error(b.key, b.flag, b.text);

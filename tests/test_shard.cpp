@@ -265,10 +265,11 @@ TEST(Merge, RefusesPiecesOfAnotherSweep) {
   slower.metadata["config"]["max_seconds"] = 9;
   EXPECT_NE(usage_message([&] { merge_results({piece("1/2", {1, 2}), slower}, {}); }).find("max_seconds"),
             std::string::npos);
-  // Where a piece wrote its files, and its time limit, may differ.
+  // Where a piece wrote its files, its time limit and its wait between rows may differ.
   MergePiece elsewhere = piece("2/2", {0, 3});
   elsewhere.metadata["config"]["csv"] = "else/where.csv";
   elsewhere.metadata["config"]["timeout"] = 60;
+  elsewhere.metadata["config"]["cooldown"] = 4;
   EXPECT_EQ(merge_results({piece("1/2", {1, 2}), elsewhere}, {}).rows.size(), 4u);
 }
 

@@ -25,7 +25,8 @@ const std::vector<std::string>& config_keys() {
       "kernels",     "distribution", "seed",       "backend",      "json",        "csv",
       "md",          "max_check_rows", "exact_check", "warmup",    "min_samples", "max_samples",
       "max_seconds", "target_noise", "flush_l2",   "threads",      "cpu_mem_limit", "counters",
-      "timeout",     "inputs",     "save_outputs", "pass",        "shard",         "devices",      "fp8_scaling",  "fp8_hadamard"};
+      "timeout",     "inputs",     "save_outputs", "pass",        "shard",         "devices",      "fp8_scaling",  "fp8_hadamard",
+      "cooldown"};
   return keys;
 }
 
@@ -38,6 +39,7 @@ constexpr int64_t kMaxWarmup = 1000000;
 constexpr int64_t kMaxSamples = 10000000;
 constexpr double kMaxSeconds = 86400;        // one row's timing budget
 constexpr double kMaxTimeout = 30 * 86400.0;  // the whole sweep
+constexpr double kMaxCooldown = 3600;         // the wait before one row
 
 size_t line_of_key(const std::string& text, const std::string& key) {
   size_t pos = text.find("\"" + key + "\"");
@@ -234,6 +236,8 @@ const std::vector<Setting>& settings() {
       {"counters", Shape::boolean, [](C& c, std::string_view t, W w) { c.counters = parse_boolean(t, w); }},
       {"timeout", Shape::real,
        [](C& c, std::string_view t, W w) { c.timeout = parse_real(t, w, 0, kMaxTimeout, true); }},
+      {"cooldown", Shape::real,
+       [](C& c, std::string_view t, W w) { c.cooldown = parse_real(t, w, 0, kMaxCooldown, false); }},
       {"shard", Shape::word, [](C& c, std::string_view t, W w) { c.shard = parse_shard(t, w); }},
       // A list of integers, or the word "all".
       {"devices", Shape::integer_list, [](C& c, std::string_view t, W w) { c.devices = parse_devices(t, w); }},
@@ -464,6 +468,7 @@ nlohmann::json SweepConfig::to_json() const {
   if (cpu_mem_limit > 0) j["cpu_mem_limit"] = cpu_mem_limit;
   j["counters"] = counters;
   if (timeout > 0) j["timeout"] = timeout;
+  if (cooldown > 0) j["cooldown"] = cooldown;
   if (shard) j["shard"] = shard->str();
   if (devices) {
     if (devices->all) j["devices"] = "all";

@@ -80,6 +80,7 @@ struct SweepConfig {
   bool exact_check = false;              // compare every query row, whatever max_check_rows says
   TimingOptions timing;
   double timeout = 0;                    // seconds for the whole sweep; 0 = none
+  double cooldown = 0;                   // seconds waited before each timed row; 0 = none
   int threads = 0;                       // cpu back end; 0 = all hardware threads
   int64_t cpu_mem_limit = 0;             // bytes; 0 = half the machine's RAM
   bool counters = false;                 // cuda: read DRAM bytes from hardware counters

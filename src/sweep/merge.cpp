@@ -24,7 +24,7 @@ namespace {
 
 // Config keys that say where a piece wrote its files, how long it could run or
 // which slice it ran, not how a row was made: pieces may differ in them.
-const char* const kPieceKeys[] = {"json", "csv", "md", "save_outputs", "timeout", "shard"};
+const char* const kPieceKeys[] = {"json", "csv", "md", "save_outputs", "timeout", "cooldown", "shard"};
 
 const json& field(const json& obj, const char* key) {
   static const json null;

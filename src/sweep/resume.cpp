@@ -27,8 +27,9 @@ std::vector<std::string> resume_differences(const json& meta, const RunIdentity&
   std::vector<std::string> diffs;
   // seed is compared below, once, from the metadata.
   // devices: a resumed run may use other GPUs (each row records its own).
-  static const std::set<std::string> unrelated = {"json",    "csv",  "md",     "save_outputs",
-                                                  "description", "timeout", "seed", "devices"};
+  // cooldown: a wait between rows, not how a row is made (each row records its clocks).
+  static const std::set<std::string> unrelated = {"json",        "csv",     "md",   "save_outputs",
+                                                  "description", "timeout", "seed", "devices", "cooldown"};
   const json& recorded = field(meta, "config");
   std::set<std::string> keys;
   if (recorded.is_object())

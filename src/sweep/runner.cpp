@@ -8,6 +8,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -163,6 +164,18 @@ RunContext counted_sum(const RunContext& a, const RunContext& b) {
   return s;
 }
 
+// Waits `seconds`, checking core/stop.h's request every 50 ms (throws Stopped).
+void cool_down(double seconds) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point end = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                   std::chrono::duration<double>(seconds));
+  for (clock::time_point now = clock::now(); now < end; now = clock::now()) {
+    throw_if_stopped();
+    std::this_thread::sleep_for(std::min<clock::duration>(end - now, std::chrono::milliseconds(50)));
+  }
+  throw_if_stopped();
+}
+
 // "" when the row can run here, else why not (the backward's partner too).
 std::string refusal(const PlannedKernel& k, const AttnProblem& p) {
   if (Support s = k.variant->supports(p); !s.ok) return s.reason;
@@ -203,6 +216,8 @@ void run_kernel(const PlannedKernel& k, PointData& d, const SweepConfig& c, Exec
                              d.host_bytes / double(1 << 30), double(workspace) / double(1 << 30), d.host_limit);
     return;
   }
+  // --cooldown: a power-capped GPU starts the row cool; a stop request ends the wait.
+  if (c.cooldown > 0 && !c.validate_only) cool_down(c.cooldown);
   row.clock_before_mhz = ex.clock().sm_mhz;
   try {
     std::function<void(const HostOutputs&)> save;

@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(FA_BENCH_VERSION) + " (" + FA_BENCH_GIT_COMMIT + ")");
   app.require_subcommand(1);
   app.footer("Run 'fa-bench <subcommand> --help' for its flags. Exit codes: 0 ok, 1 a kernel "
-             "failed or errored (or a regression), 2 bad input (nothing run, created or changed), "
-             "124 --timeout passed, 130 interrupted.");
+             "failed or errored (compare: a regression; report: plot.py failed), 2 bad input (nothing run, "
+             "created or changed), 124 --timeout passed, 130 interrupted.");
   std::vector<fa::cli::Subcommand> subs;
   for (auto setup : kSubcommands) subs.push_back(setup(app));
   try {

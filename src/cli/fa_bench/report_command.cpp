@@ -230,7 +230,8 @@ Subcommand setup_report(CLI::App& parent) {
   CLI::App* sub = parent.add_subcommand(
       "report",
       "One self-contained HTML page of a run: metadata, validation summary, figures (scripts/plot.py, needs "
-      "python3-matplotlib), the results table and, with a baseline, each row's compare verdict. "
+      "python3-matplotlib), the results table and, with a baseline, each row's compare verdict (exit 0 with "
+      "regressions shown: fa-bench compare is the gate; 1 when plot.py fails). "
       "Example: fa-bench report out/run.json results/base.json --html out/report.html");
   sub->add_option("run", o->run, "Results of the run (fa-bench sweep --json)")->required();
   sub->add_option("baseline", o->baseline, "Optional baseline results to compare with (as fa-bench compare)");

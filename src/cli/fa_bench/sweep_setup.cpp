@@ -79,6 +79,10 @@ const std::vector<SweepFlag>& sweep_value_flags() {
        "free, each point's rows all timed on one device, rows written in plan order, each with its "
        "device. all: every device this process sees. cuda only (the cpu back end is one device, 0). "
        "Default: device 0, rows without a device. Example: --devices 0,1", "LIST|all"},
+      {"--cooldown", "cooldown",
+       "Seconds to wait before each row that is timed (after refusals, before validation), so a "
+       "power-capped GPU starts every row cool; each row records its SM clock before and after. Not "
+       "in wall_time_s's split. Example: --cooldown 4", "SECONDS"},
       {"--timeout", "timeout",
        "Wall-clock limit of the whole sweep, in seconds: when it passes, the row in progress is abandoned, "
        "the files keep every finished row with run_status 'timeout', and the exit code is 124. "
