@@ -13,7 +13,7 @@ const std::vector<AutoTileRule>& auto_tile_rules() {
   // narrower 128x64 (+1.5 % non-causal, +2.6 % causal).
   // e4m3 hd128 causal up to 1024: the two-warpgroup 128x128 tile, 5-10 % ahead
   // of the three-warpgroup default there (fa3-fp8-three-warpgroups).
-  const std::vector<DType> half = {DType::bf16, DType::f16}, fp8 = {DType::e4m3};
+  static const std::vector<DType> half = {DType::bf16, DType::f16}, fp8 = {DType::e4m3};
   static const std::vector<AutoTileRule> rules = {
       {Family::fa3, Pass::fwd, 64, true, 0, 1024, 128, 128, half},
       {Family::fa3, Pass::fwd, 128, false, 1025, 2048, 128, 160, half},
