@@ -97,7 +97,7 @@ template <typename Traits, bool kBlocks>
 struct Fa3Fp8Fwd {
   static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
   using Sched = typename Traits::Scheduler;
-  static constexpr bool kSerialPvQk = Traits::kConsumerWGs == 3;
+  static constexpr bool kSerialPvQk = Traits::kSerialPvQk;
 
   // Producer: one thread issues every TMA load; Q once per tile, then K and V^T
   // per block into the ring, each stage reused once the consumers release it.
@@ -187,7 +187,7 @@ struct Fa3Fp8Fwd {
   }
 
   // Blocks 1 .. n_blocks-1 of a tile (block 0's P is in p): S_i = Q K_i^T and
-  // O += P_{i-1} V_{i-1} issued in one turn (three warpgroups: P V first, waited
+  // O += P_{i-1} V_{i-1} issued in one turn (kSerialPvQk: P V first, waited
   // for), then the softmax of S_i.
   static __device__ __forceinline__ void run_blocks(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
@@ -203,7 +203,7 @@ struct Fa3Fp8Fwd {
       wait_turn(c);
       if constexpr (kSerialPvQk) {
         // P V first and waited for, so that P's registers are free before S's
-        // are written: three warpgroups' 160 registers do not hold O, S and P at once.
+        // are written: O, S and P do not fit the registers at once (Fa3Fp8Traits).
         rescale_o<HD>(o, alpha);
         sm90::fence_regs(o);
         issue_pv(o, p, sm, s_prev);

@@ -66,6 +66,12 @@ struct Fa3Fp8Traits {
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : 24;
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+  // Each block issues P V and waits for it before Q K^T where O, S and P do not
+  // fit beside each other: at 160 registers (three warpgroups) always, at 240
+  // above 208 of those words (hd256 x 128 keys, 208, compiles without spills;
+  // hd128 x 256 keys, 224, spilled 144 bytes). Otherwise P V runs on while S's
+  // softmax starts (fa3_fp8_kernel.cuh, run_blocks).
+  static constexpr bool kSerialPvQk = kConsumerWGs == 3 || HeadDim / 2 + BlockN / 2 + BlockN / 8 > 208;
 
   using Scheduler = fa3::StaticPersistentScheduler;
 };

@@ -14,12 +14,16 @@ namespace fa {
 //   base   the default tile per head_dim (fa3_fp8_fwd.cuh)
 //   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
 //   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
+//   keys256  hd128: 128 x 256, two consumer warpgroups, P V waited for before
+//          Q K^T (Fa3Fp8Traits::kSerialPvQk): cuDNN's FP8 tile at hd128
+//   keys256p4  keys256 with a quarter of the exponentials on the FMA pipe
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+enum class Fp8Variant { base, two, wide, keys256, keys256p4, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,    Fp8Variant::two,       Fp8Variant::wide,
+                                              Fp8Variant::keys256, Fp8Variant::keys256p4, Fp8Variant::poly4,
                                               Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
@@ -27,6 +31,8 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::base: return "base";
     case Fp8Variant::two: return "two";
     case Fp8Variant::wide: return "wide";
+    case Fp8Variant::keys256: return "keys256";
+    case Fp8Variant::keys256p4: return "keys256p4";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
   }
@@ -34,13 +40,18 @@ inline const char* fp8_variant_name(Fp8Variant v) {
 }
 
 // block_m x block_n of variant v's tile at head_dim, and its exponentials.
+constexpr bool fp8_variant_keys256(Fp8Variant v) { return v == Fp8Variant::keys256 || v == Fp8Variant::keys256p4; }
 constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
+  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide || fp8_variant_keys256(v))
+             ? 128
+             : fp8_default_block_m(head_dim);
 }
 constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
+  if (head_dim != 128) return fp8_default_block_n(head_dim);
+  return v == Fp8Variant::wide ? 192 : fp8_variant_keys256(v) ? 256 : fp8_default_block_n(head_dim);
 }
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
+  if (v == Fp8Variant::keys256p4) return head_dim == 128 ? 4 : fp8_default_poly_every(head_dim);
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 
@@ -69,6 +80,8 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
     case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
+    case Fp8Variant::keys256: return fa3_fp8_attention_variant<Fp8Variant::keys256>(p, stream);
+    case Fp8Variant::keys256p4: return fa3_fp8_attention_variant<Fp8Variant::keys256p4>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
   }

@@ -15,13 +15,15 @@
 // Also checked: every O element written and finite, every LSE written (O and LSE
 // poisoned with 0xff first), rows that see no key give O = 0 and LSE = -inf.
 //
-// Usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest] [--variant=NAME]
+// Usage: fp8_check [--seed N] [--no-check] [--time] [--time-head-dim=D] [--fault] [--cpu-selftest]
+//                   [--variant=NAME[,NAME...]]
 //   (default)        the correctness cases
 //   --time           also time the paper shapes (b * seqlen = 16384, heads = 2048 / d):
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
-//   --variant=NAME   the attention kernel's variant (fa3_fp8_fwd.cuh: base, two, wide, poly4, poly2) or
-//                    all: the checks run for each, and the timing prints
-//                    one row per variant per shape (default base)
+//   --time-head-dim=D  time only head dim D's shapes
+//   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
+//                    keys256, keys256p4, poly4, poly2; a comma list) or all: the checks run
+//                    for each, and the timing prints one row per variant per shape (default base)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
@@ -35,6 +37,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -333,7 +336,7 @@ __global__ void fill_e4m3(uint8_t* x, size_t n, uint64_t seed) {
     x[i] = uint8_t(fa::sm90::pack_e4m3x4(fa::standalone::uniform_pm1(i, seed) * 448.f, 0.f, 0.f, 0.f) & 0xFF);
 }
 
-int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
+int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int head_dim_only) {
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const fa::standalone::L2Flush flush;
@@ -360,7 +363,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants) {
   std::printf("TIME %4s %6s %6s %5s %5s %-8s %10s %10s %10s %9s %9s\n", "hd", "causal", "seqlen", "batch", "heads",
               "variant", "vt_ms", "attn_ms", "total_ms", "attn_TF/s", "total_TF/s");
   for (int d : {64, 128, 256})
-    for (int causal = 0; causal < 2; ++causal)
+    for (int causal = 0; causal < 2 && (head_dim_only == 0 || d == head_dim_only); ++causal)
       for (int seqlen = 512; seqlen <= 16384; seqlen *= 2) {
         fa::Fp8FwdParams p;
         p.batch = 16384 / seqlen, p.heads = 2048 / d, p.heads_kv = p.heads;
@@ -538,15 +541,28 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   bool check = true, timing = false, fault = false, selftest = false;
   std::vector<fa::Fp8Variant> variants = {fa::Fp8Variant::base};
+  int time_head_dim = 0;  // 0: every head dim
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--variant=", 0) == 0) {
-      const std::string name = a.substr(10);
       variants.clear();
-      for (fa::Fp8Variant v : fa::kFp8Variants)
-        if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v);
-      if (variants.empty()) {
-        std::fprintf(stderr, "fp8_check: unknown variant '%s' (base, two, wide, poly4, poly2, all)\n", name.c_str());
+      std::string list = a.substr(10) + ",";
+      for (size_t pos; (pos = list.find(',')) != std::string::npos; list.erase(0, pos + 1)) {
+        const std::string name = list.substr(0, pos);
+        bool known = false;
+        for (fa::Fp8Variant v : fa::kFp8Variants)
+          if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v), known = true;
+        if (!known) {
+          std::fprintf(stderr,
+                       "fp8_check: unknown variant '%s' (base, two, wide, keys256, keys256p4, poly4, poly2, all)\n",
+                       name.c_str());
+          return 2;
+        }
+      }
+    } else if (a.rfind("--time-head-dim=", 0) == 0) {
+      time_head_dim = std::atoi(a.c_str() + 16);
+      if (time_head_dim != 64 && time_head_dim != 128 && time_head_dim != 256) {
+        std::fprintf(stderr, "fp8_check: --time-head-dim must be 64, 128 or 256\n");
         return 2;
       }
     } else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
@@ -556,7 +572,8 @@ int main(int argc, char** argv) {
     else if (a == "--cpu-selftest") selftest = true;
     else {
       std::fprintf(stderr,
-                   "usage: fp8_check [--seed N] [--no-check] [--time] [--fault] [--cpu-selftest] [--variant=NAME|all]\n");
+                   "usage: fp8_check [--seed N] [--no-check] [--time] [--time-head-dim=D] [--fault] [--cpu-selftest]\n"
+                   "                 [--variant=NAME[,NAME...]|all]\n");
       return 2;
     }
   }
@@ -609,6 +626,6 @@ int main(int argc, char** argv) {
     }
     std::printf("fp8_check: %d cases, %d failed\n", ran, failures);
   }
-  if (timing && run_timing(seed, variants) != 0) ++failures;
+  if (timing && run_timing(seed, variants, time_head_dim) != 0) ++failures;
   return failures ? 1 : 0;
 }
