@@ -66,12 +66,13 @@ struct Fa3Fp8Traits {
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : 24;
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
-  // Each block issues P V and waits for it before Q K^T where O, S and P do not
-  // fit beside each other: at 160 registers (three warpgroups) always, at 240
-  // above 208 of those words (hd256 x 128 keys, 208, compiles without spills;
-  // hd128 x 256 keys, 224, spilled 144 bytes). Otherwise P V runs on while S's
+  // Each block issues P V and waits for it before Q K^T where O (head_dim / 2
+  // words), S (block_n / 2) and P (block_n / 8) with 32 more do not fit the
+  // consumer's registers: ptxas spilled 144 bytes on hd128 x 256 keys (224
+  // words) at 240, and could not fit hd128 x 128 keys (144) at 160; hd256 x 128
+  // keys (208) at 240 compiles without spills. Otherwise P V runs on while S's
   // softmax starts (fa3_fp8_kernel.cuh, run_blocks).
-  static constexpr bool kSerialPvQk = kConsumerWGs == 3 || HeadDim / 2 + BlockN / 2 + BlockN / 8 > 208;
+  static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
 
   using Scheduler = fa3::StaticPersistentScheduler;
 };
