@@ -10,32 +10,24 @@ namespace fa {
 // Variants for fp8_check, each a compile-time instantiation chosen at run time
 // so that one process can time them side by side (fp8_check --time --variant).
 // docs/PERF_NOTES.md (fa3-fp8-tiles, fa3-fp8-exp2-on-fma,
-// fa3-fp8-three-warpgroups) has them and the candidates dropped measured.
+// fa3-fp8-three-warpgroups, fa3-fp8-hd128-block-shapes) has them and the
+// candidates dropped measured.
 //   base   the default tile per head_dim (fa3_fp8_fwd.cuh)
 //   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
 //   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
-//   keys256  hd128: 128 x 256, two consumer warpgroups, P V waited for before
-//          Q K^T (Fa3Fp8Traits::kSerialPvQk): cuDNN's FP8 tile at hd128
-//   three64  hd128: 192 x 64, three consumer warpgroups with P V and Q K^T
-//          issued together (O, S and P fit 160 registers at 64 keys)
-//   three64s4  three64 with 4 stages
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, keys256, three64, three64s4, poly4, poly2 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,      Fp8Variant::two,     Fp8Variant::wide,
-                                              Fp8Variant::keys256,   Fp8Variant::three64, Fp8Variant::three64s4,
-                                              Fp8Variant::poly4,     Fp8Variant::poly2};
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
     case Fp8Variant::two: return "two";
     case Fp8Variant::wide: return "wide";
-    case Fp8Variant::keys256: return "keys256";
-    case Fp8Variant::three64: return "three64";
-    case Fp8Variant::three64s4: return "three64s4";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
   }
@@ -43,29 +35,19 @@ inline const char* fp8_variant_name(Fp8Variant v) {
 }
 
 // block_m x block_n of variant v's tile at head_dim, and its exponentials.
-constexpr bool fp8_variant_three64(Fp8Variant v) { return v == Fp8Variant::three64 || v == Fp8Variant::three64s4; }
 constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide || v == Fp8Variant::keys256)
-             ? 128
-             : fp8_default_block_m(head_dim);
+  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
 }
 constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
-  if (head_dim != 128) return fp8_default_block_n(head_dim);
-  return v == Fp8Variant::wide      ? 192
-         : v == Fp8Variant::keys256 ? 256
-         : fp8_variant_three64(v)   ? 64
-                                    : fp8_default_block_n(head_dim);
-}
-constexpr int fp8_variant_stages(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && v == Fp8Variant::three64s4 ? 4 : 2;
+  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
 }
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 
 template <Fp8Variant V, int HeadDim>
-using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim),
-                                    fp8_variant_stages(V, HeadDim), fp8_variant_poly_every(V, HeadDim)>;
+using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -88,9 +70,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
     case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::keys256: return fa3_fp8_attention_variant<Fp8Variant::keys256>(p, stream);
-    case Fp8Variant::three64: return fa3_fp8_attention_variant<Fp8Variant::three64>(p, stream);
-    case Fp8Variant::three64s4: return fa3_fp8_attention_variant<Fp8Variant::three64s4>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
   }
