@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "common/attn_params.h"
+#include "common/fast_div.h"
 
 // The persistent grid can be built out (-DFA3_PERSISTENT=0) for the ablation:
 // one block per tile, the hardware scheduler starting each as an SM frees up
@@ -37,6 +38,10 @@ struct TileCoord {
 struct TileSchedule {
   int num_m_blocks, num_tiles;
   int group_bh;  // causal order: (batch, head) pairs per group, see CausalOrder
+  // tile_at's divisors (fast_div.h: the walk divides on every tile): heads,
+  // num_m_blocks, and for the causal order a group's tiles (group_bh *
+  // num_m_blocks), a full group's pairs (group_bh) and the last group's.
+  FastDiv by_heads, by_m_blocks, by_group_tiles, by_group, by_last_group;
 };
 
 // The causal list orders, each a group size for tile_at's longest-first listing
@@ -100,6 +105,12 @@ struct StaticPersistentScheduler {
       group = CausalOrder::group_size(p, head_dim, s->num_m_blocks, *grid, l2_bytes);
     }
     s->group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
+    s->by_heads = FastDiv(p.heads);
+    s->by_m_blocks = FastDiv(s->num_m_blocks);
+    s->by_group_tiles = FastDiv(s->group_bh * s->num_m_blocks);
+    s->by_group = FastDiv(s->group_bh);
+    const int64_t last = bh_count % s->group_bh;
+    s->by_last_group = FastDiv(int(last == 0 ? s->group_bh : last));
     return cudaSuccess;
   }
 
@@ -125,17 +136,19 @@ struct StaticPersistentScheduler {
     int bh;
     if (a.causal) {
       const int bh_count = a.heads * a.batch;
-      const int group = idx / (s.group_bh * s.num_m_blocks);  // every group before this one is full
-      const int r = idx - group * s.group_bh * s.num_m_blocks;
-      const int in_group = min(s.group_bh, bh_count - group * s.group_bh);
-      t.m_block = s.num_m_blocks - 1 - r / in_group;
-      bh = group * s.group_bh + r % in_group;
+      const int group = s.by_group_tiles.div(idx);  // every group before this one is full
+      const int r = s.by_group_tiles.mod(idx, group);
+      const bool full = bh_count - group * s.group_bh >= s.group_bh;  // else the last, shorter group
+      const FastDiv& by_in_group = full ? s.by_group : s.by_last_group;
+      const int q = by_in_group.div(r);
+      t.m_block = s.num_m_blocks - 1 - q;
+      bh = group * s.group_bh + by_in_group.mod(r, q);
     } else {
-      t.m_block = idx % s.num_m_blocks;
-      bh = idx / s.num_m_blocks;
+      bh = s.by_m_blocks.div(idx);
+      t.m_block = s.by_m_blocks.mod(idx, bh);
     }
-    t.head = bh % a.heads;
-    t.batch = bh / a.heads;
+    t.batch = s.by_heads.div(bh);
+    t.head = s.by_heads.mod(bh, t.batch);
     return t;
   }
 };
