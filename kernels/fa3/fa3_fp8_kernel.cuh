@@ -108,7 +108,7 @@ struct Fa3Fp8Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::tile_at(idx, a);
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
       const int qs = qring.stage();
@@ -274,7 +274,7 @@ struct Fa3Fp8Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::tile_at(idx, a);
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       const int kv_head = tc.head / group;

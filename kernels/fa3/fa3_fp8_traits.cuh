@@ -8,6 +8,11 @@
 #include "common/smem_limit.h"
 #include "fa3/fa3_scheduler.cuh"
 
+// For an A/B of the tile walk's divisions (-DFA3_FP8_FAST_DIV_WALK=1).
+#ifndef FA3_FP8_FAST_DIV_WALK
+#define FA3_FP8_FAST_DIV_WALK 0
+#endif
+
 namespace fa {
 
 template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
@@ -75,6 +80,8 @@ struct Fa3Fp8Traits {
   static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
 
   using Scheduler = fa3::StaticPersistentScheduler;
+  // The tile walk's divisions (fa3_scheduler.cuh, tile_at; Fa3Traits::kFastDivWalk).
+  static constexpr bool kFastDivWalk = FA3_FP8_FAST_DIV_WALK != 0;
 };
 
 }  // namespace fa

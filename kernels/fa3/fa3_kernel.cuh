@@ -85,7 +85,7 @@ struct Fa3Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::tile_at(idx, a);
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
       const int qs = qring.stage();
@@ -235,7 +235,7 @@ struct Fa3Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::tile_at(idx, a);
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       float o[HD / 2];
@@ -298,7 +298,7 @@ struct Fa3Fwd {
       for (;;) {
         idx = Sched::tile_index(round++, gridDim.x, blockIdx.x);
         if (idx >= a.schedule.num_tiles) return false;
-        tc = Sched::tile_at(idx, a);
+        tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
         n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
         if (n_blocks > 0) return true;
       }
@@ -364,7 +364,7 @@ struct Fa3Fwd {
       // step below, with two tiles' state live): its coordinates are recomputed to store it.
       const int done = idx;
       auto store_done = [&]() {
-        const TileCoord d = Sched::tile_at(done, a);
+        const TileCoord d = Sched::template tile_at<Traits::kFastDivWalk>(done, a);
         store_tile(a, d, o, st, d.m_block * BM + row_in_tile, t);
       };
       if (!next_tile()) {
@@ -412,7 +412,7 @@ struct Fa3Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::tile_at(idx, a);
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       if (kv_blocks<BM, BN>(tc.m_block, a) > 0) continue;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {

@@ -5,6 +5,7 @@
 //   host    static cudaError_t plan(const AttnParams&, int block_m, int head_dim,
 //                                   TileSchedule* schedule, int* grid);
 //   device  static int tile_index(int round, int grid, int block);  // list index
+//           template <bool kFastDiv>
 //           static TileCoord tile_at(int idx, const Args&);        // its tile
 //
 // A block runs tile_at(tile_index(r, gridDim.x, blockIdx.x)) for r = 0, 1, ...
@@ -129,11 +130,31 @@ struct StaticPersistentScheduler {
   // (CausalOrder). Longest-first over all heads at once put ~132 different heads
   // in flight at seqlen 4096 (two m_blocks each), so K/V came from HBM for almost
   // every tile.
-  template <typename Args>
+  //
+  // kFastDiv: divide through the schedule's FastDivs (fast_div.h) or with '/'
+  // and '%'; the same tiles either way. The kernel's traits choose
+  // (kFastDivWalk): the cheaper walk is measured per kernel.
+  template <bool kFastDiv, typename Args>
   static __device__ __forceinline__ TileCoord tile_at(int idx, const Args& a) {
     const TileSchedule& s = a.schedule;
     TileCoord t;
     int bh;
+    if (!kFastDiv) {
+      if (a.causal) {
+        const int bh_count = a.heads * a.batch;
+        const int group = idx / (s.group_bh * s.num_m_blocks);
+        const int r = idx - group * s.group_bh * s.num_m_blocks;
+        const int in_group = min(s.group_bh, bh_count - group * s.group_bh);
+        t.m_block = s.num_m_blocks - 1 - r / in_group;
+        bh = group * s.group_bh + r % in_group;
+      } else {
+        t.m_block = idx % s.num_m_blocks;
+        bh = idx / s.num_m_blocks;
+      }
+      t.head = bh % a.heads;
+      t.batch = bh / a.heads;
+      return t;
+    }
     if (a.causal) {
       const int bh_count = a.heads * a.batch;
       const int group = s.by_group_tiles.div(idx);  // every group before this one is full

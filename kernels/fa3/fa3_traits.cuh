@@ -65,6 +65,13 @@ struct Fa3Traits {
   // (hd128, hd256), -5 % with three (hd64 192x128, 160 registers each), so off there.
   static constexpr bool kCrossTile = kConsumerWGs == 2;
 
+  // The tile walk divides through FastDivs (fa3_scheduler.cuh, tile_at) with two
+  // consumer warpgroups: H200, paper-fwd, same-run A/B (PERF_NOTES
+  // fa3-short-fast-div): +11 % at hd64 causal 512, +2-5 % at hd128, +0.5-1 % at
+  // hd256. The three-warpgroup kernel (hd64 192x128) measured 1-2 % slower with
+  // it from 2048 tokens, its block loop's SASS unchanged; it keeps '/' and '%'.
+  static constexpr bool kFastDivWalk = kConsumerWGs == 2;
+
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
