@@ -8,11 +8,6 @@
 #include "common/smem_limit.h"
 #include "fa3/fa3_scheduler.cuh"
 
-// For an A/B of the tile walk's divisions (-DFA3_FP8_FAST_DIV_WALK=1).
-#ifndef FA3_FP8_FAST_DIV_WALK
-#define FA3_FP8_FAST_DIV_WALK 0
-#endif
-
 namespace fa {
 
 template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
@@ -80,8 +75,11 @@ struct Fa3Fp8Traits {
   static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
 
   using Scheduler = fa3::StaticPersistentScheduler;
-  // The tile walk's divisions (fa3_scheduler.cuh, tile_at; Fa3Traits::kFastDivWalk).
-  static constexpr bool kFastDivWalk = FA3_FP8_FAST_DIV_WALK != 0;
+  // The tile walk's divisions (fa3_scheduler.cuh, tile_at), as Fa3Traits::kFastDivWalk:
+  // FastDiv with two consumer warpgroups. Same-run A/B on the H200 (PERF_NOTES
+  // fa3-short-fast-div): hd64 +2.5-2.9 % at 512, 0.996-0.998 from 4096; hd256
+  // 1.00-1.03; hd128's three warpgroups 0.98-0.99 non-causal from 2048, so '/'.
+  static constexpr bool kFastDivWalk = kConsumerWGs == 2;
 };
 
 }  // namespace fa
