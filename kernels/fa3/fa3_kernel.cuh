@@ -463,8 +463,12 @@ struct Fa3Fwd {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
-      const float l = quad_sum(st.l[r]);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const float l = quad_sum(st.l[r]);  // >= 1 when > 0: the row's maximum adds exp(0)
+      // __frcp_rn is 1 / l correctly rounded, the value '1.f / l' gives, without
+      // the division's slow-path call; __logf (MUFU.LG2) is within 2^-21 of ln l
+      // here, against an LSE tolerance of 1e-3. Per tile, so it counts where tiles
+      // hold few K/V blocks (PERF_NOTES fa3-short-epilogue-math).
+      const float inv = l > 0.f ? __frcp_rn(l) : 0.f;
       Elem* out = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
                   tc.head * a.o_head_stride;
 #pragma unroll
@@ -481,7 +485,7 @@ struct Fa3Fwd {
       if (row >= a.seqlen_q) continue;
       if (t == 0)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * a.softmax_scale + logf(l) : -INFINITY;
+            l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
     }
   }
 };
