@@ -354,8 +354,9 @@ struct Fa3Fp8Fwd {
       const int row = row0 + 8 * r;
       const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
       if (row >= a.seqlen_q) continue;
-      // v_descale * (1 / l) and __logf: as in the bf16 kernel's store_tile (fa3_kernel.cuh).
-      const float f = l > 0.f ? v_descale * __frcp_rn(l) : 0.f;
+      // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
+      // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
+      const float f = l > 0.f ? v_descale / l : 0.f;
       __nv_bfloat16* out = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
                            tc.head * a.o_head_stride;
 #pragma unroll
@@ -364,7 +365,7 @@ struct Fa3Fp8Fwd {
             __floats2bfloat162_rn(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
       if (t == 0)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * m_unit + __logf(l) : -INFINITY;
+            l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
     }
   }
 };
