@@ -10,6 +10,7 @@
 
 #include "common/gpu_entry.h"
 #include "common/problem_params.h"
+#include "fa3/fa3_fp8_defaults.h"
 #include "registry/kernel.h"
 
 namespace fa {
@@ -58,6 +59,10 @@ TEST(Fa3Fp8Entries, TheRegisteredTilesAndOneDefaultPerHeadDim) {
     ASSERT_NE(found, nullptr) << t.name();
     EXPECT_STREQ(found->pass, "fwd");
     EXPECT_EQ(found->default_tile, t.default_tile) << t.name();
+    // The registry's default is the tile fp8_check times as `base`.
+    const bool is_default_shape = t.block_m == fp8_default_block_m(t.head_dim) &&
+                                  t.block_n == fp8_default_block_n(t.head_dim);
+    EXPECT_EQ(found->default_tile, is_default_shape) << t.name() << ": fa3_fp8_defaults.h names another default";
     EXPECT_EQ(found->warps, t.warps) << t.name();
     const KernelVariant* v = Registry::instance().find(t.name());
     ASSERT_NE(v, nullptr) << t.name();

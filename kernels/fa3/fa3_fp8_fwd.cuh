@@ -1,6 +1,6 @@
-// Host side of the FP8 (e4m3) FA3 forward: its parameters, the default tiles,
-// the V^T pre-pass launch, the attention launch on a given tile, and what it
-// refuses. The registry's entry (fa3_fp8_entry.cuh) launches its own tile;
+// Host side of the FP8 (e4m3) FA3 forward: its parameters, the V^T pre-pass
+// launch, the attention launch on a given tile, and what it refuses (the default
+// tiles: fa3_fp8_defaults.h). The registry's entry (fa3_fp8_entry.cuh) launches its own tile;
 // fa3_fp8_variants.cuh picks one at run time for the standalone checks.
 #pragma once
 #include <cstdint>
@@ -9,18 +9,11 @@
 #include <cuda_runtime.h>
 
 #include "common/attn_params.h"
+#include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_kernel.cuh"
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
 namespace fa {
-
-// The registered tiles' defaults per head_dim (docs/PERF_NOTES.md,
-// fa3-fp8-three-warpgroups and fa3-fp8-exp2-on-fma): hd64 128 x 256 with a
-// quarter of the exponentials on the FMA pipe; hd128 192 x 128, three consumer
-// warpgroups; hd256 128 x 128. 2 stages everywhere.
-constexpr int fp8_default_block_m(int head_dim) { return head_dim == 128 ? 192 : 128; }
-constexpr int fp8_default_block_n(int head_dim) { return head_dim == 64 ? 256 : 128; }
-constexpr int fp8_default_poly_every(int head_dim) { return head_dim == 64 ? 4 : 0; }
 
 struct Fp8FwdParams {
   const uint8_t* q = nullptr;  // e4m3 codes, BSHD [batch, seqlen_q, heads, head_dim]
