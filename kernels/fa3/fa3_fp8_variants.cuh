@@ -15,22 +15,19 @@ namespace fa {
 //   base   the default tile per head_dim (fa3_fp8_fwd.cuh)
 //   two    hd128: 128 x 128, two consumer warpgroups (the default before 192 x 128)
 //   wide   hd128: 128 x 192, two consumer warpgroups (V^T in 64-byte panels)
-//   s3, s4 base's tile with 3 or 4 K/V stages (2 in base; hd256 keeps 2)
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, s3, s4, poly4, poly2 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two,   Fp8Variant::wide, Fp8Variant::s3,
-                                              Fp8Variant::s4,   Fp8Variant::poly4, Fp8Variant::poly2};
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
     case Fp8Variant::base: return "base";
     case Fp8Variant::two: return "two";
     case Fp8Variant::wide: return "wide";
-    case Fp8Variant::s3: return "s3";
-    case Fp8Variant::s4: return "s4";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
   }
@@ -44,16 +41,13 @@ constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
 constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
   return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
 }
-constexpr int fp8_variant_stages(Fp8Variant v, int head_dim) {  // hd256: 2 fill the shared memory
-  return head_dim == 256 ? 2 : v == Fp8Variant::s3 ? 3 : v == Fp8Variant::s4 ? 4 : 2;
-}
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 
 template <Fp8Variant V, int HeadDim>
-using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim),
-                                    fp8_variant_stages(V, HeadDim), fp8_variant_poly_every(V, HeadDim)>;
+using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -76,8 +70,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
     case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::s3: return fa3_fp8_attention_variant<Fp8Variant::s3>(p, stream);
-    case Fp8Variant::s4: return fa3_fp8_attention_variant<Fp8Variant::s4>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
   }

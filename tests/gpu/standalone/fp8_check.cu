@@ -21,7 +21,7 @@
 //   --time           also time the paper shapes (b * seqlen = 16384, heads = 2048 / d):
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --time-head-dim=D  time only head dim D's shapes
-//   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide, s3, s4,
+//   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
 //                    poly4, poly2; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
@@ -554,7 +554,7 @@ int main(int argc, char** argv) {
           if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v), known = true;
         if (!known) {
           std::fprintf(stderr,
-                       "fp8_check: unknown variant '%s' (base, two, wide, s3, s4, poly4, poly2, all)\n",
+                       "fp8_check: unknown variant '%s' (base, two, wide, poly4, poly2, all)\n",
                        name.c_str());
           return 2;
         }
