@@ -553,9 +553,9 @@ int main(int argc, char** argv) {
         for (fa::Fp8Variant v : fa::kFp8Variants)
           if (name == "all" || name == fa::fp8_variant_name(v)) variants.push_back(v), known = true;
         if (!known) {
-          std::fprintf(stderr,
-                       "fp8_check: unknown variant '%s' (base, two, wide, poly4, poly2, all)\n",
-                       name.c_str());
+          std::string names;  // from the variant table, so the message cannot go stale
+          for (fa::Fp8Variant v : fa::kFp8Variants) names += std::string(fa::fp8_variant_name(v)) + ", ";
+          std::fprintf(stderr, "fp8_check: unknown variant '%s' (%sall)\n", name.c_str(), names.c_str());
           return 2;
         }
       }
