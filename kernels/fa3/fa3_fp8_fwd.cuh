@@ -1,7 +1,7 @@
 // Host side of the FP8 (e4m3) FA3 forward: its parameters, the V^T pre-pass
 // launch, the attention launch on a given tile, and what it refuses (the default
-// tiles: fa3_fp8_defaults.h). The registry's entry (fa3_fp8_entry.cuh) launches its own tile;
-// fa3_fp8_variants.cuh picks one at run time for the standalone checks.
+// tiles: fa3_fp8_defaults.h). The registry's entry (fa3_fp8_entry.cuh) launches
+// its own tile; fa3_fp8_variants.cuh picks one at run time for the standalone checks.
 #pragma once
 #include <cstdint>
 #include <type_traits>

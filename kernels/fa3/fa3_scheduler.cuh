@@ -133,7 +133,9 @@ struct StaticPersistentScheduler {
   //
   // kFastDiv: divide through the schedule's FastDivs (fast_div.h) or with '/'
   // and '%'; the same tiles either way. The kernel's traits choose
-  // (kFastDivWalk): the cheaper walk is measured per kernel.
+  // (kFastDivWalk): the cheaper walk is measured per kernel. The two walks are
+  // written out apart on purpose: one body with a divide helper for both compiled
+  // to other SASS in every kernel and cost hd128 0.6-1 % (PERF_NOTES fa3-short-fast-div).
   template <bool kFastDiv, typename Args>
   static __device__ __forceinline__ TileCoord tile_at(int idx, const Args& a) {
     const TileSchedule& s = a.schedule;
