@@ -161,56 +161,18 @@ struct Fa3Fp8Fwd {
     sm90::wgmma_commit();
   }
 
-  // O += P V for stage s: block_n / 32 k32 steps, V^T rows (head_dim of them)
-  // hold the block's keys in e4m3_key_order. P from registers, or (kPSmem) from
-  // this warpgroup's P in shared memory, desc_p. Issued, not waited.
-  static __device__ __forceinline__ void issue_pv(float (&o)[HD / 2], uint32_t (&p)[BN / 32][4], uint64_t desc_p,
+  // O += P V for stage s: block_n / 32 k32 steps, P from registers, V^T rows
+  // (head_dim of them) hold the block's keys in e4m3_key_order. Issued, not waited.
+  static __device__ __forceinline__ void issue_pv(float (&o)[HD / 2], uint32_t (&p)[BN / 32][4],
                                                   const Smem<Traits>& sm, int s) {
     const uint64_t desc_v = sm90::smem_desc_kmajor(sm.v(s), Traits::kVPanelW);
     sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < BN / 32; ++k) {
       const int panel = (32 * k) / Traits::kVPanelW, col = (32 * k) % Traits::kVPanelW;
-      const uint64_t off_v = uint64_t(panel * Traits::kVPanelBytes + col) >> 4;
-      if constexpr (Traits::kPSmem)
-        sm90::WgmmaE4m3<HD>::ss(o, desc_p + (uint64_t(panel * Traits::kPPanelBytes + col) >> 4), desc_v + off_v, 1);
-      else
-        sm90::WgmmaE4m3<HD>::rs(o, p[k], desc_v + off_v, 1);
+      sm90::WgmmaE4m3<HD>::rs(o, p[k], desc_v + (uint64_t(panel * Traits::kVPanelBytes + col) >> 4), 1);
     }
     sm90::wgmma_commit();
-  }
-
-  // This consumer warpgroup's P in shared memory (kPSmem) and its descriptor.
-  static __device__ __forceinline__ uint8_t* p_smem(const Smem<Traits>& sm, int c) {
-    return sm.base + Traits::kOffP + c * Traits::kPBytesPerWG;
-  }
-  static __device__ __forceinline__ uint64_t p_desc(const Smem<Traits>& sm, int c) {
-    return Traits::kPSmem ? sm90::smem_desc_kmajor(p_smem(sm, c), Traits::kVPanelW) : 0;
-  }
-
-  // P (f32, accumulator layout) -> e4m3 in this warpgroup's shared P (kPSmem):
-  // each register of the A fragment p_to_e4m3 would build goes to its (row, k)
-  // place in V^T's panel layout and swizzle, so the k order is the same
-  // (e4m3_key_order). A warp's 32 stores of one register hit 32 banks. Each warp
-  // writes the 16 rows its own wgmma rows read, so a warp-level sync after the
-  // proxy fence is enough before the P V that reads them.
-  static __device__ __forceinline__ void store_p(const float (&sc)[BN / 2], uint8_t* ps, int warp, int lane) {
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int k = 0; k < BN / 32; ++k)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int row = warp * 16 + g + 8 * (r % 2), col = 32 * k + 16 * (r / 2) + 4 * t;
-        const int panel = col / Traits::kVPanelW, in = col % Traits::kVPanelW;
-        // 128B swizzle: 16-byte chunk ^= row % 8; 64B: ^= (row / 2) % 4 (address bits 7.. of the row pitch).
-        const int chunk = (in / 16) ^ (Traits::kVPanelW == 128 ? row % 8 : (row / 2) % 4);
-        const uint32_t w = sm90::pack_e4m3x4(sc[p_src_index(k, r, 0)], sc[p_src_index(k, r, 1)],
-                                             sc[p_src_index(k, r, 2)], sc[p_src_index(k, r, 3)]);
-        *reinterpret_cast<uint32_t*>(ps + panel * Traits::kPPanelBytes + row * Traits::kVPanelW + 16 * chunk +
-                                     in % 16) = w;
-      }
-    sm90::fence_proxy_async_smem();
-    __syncwarp();
   }
 
   // P (f32, accumulator layout) -> e4m3 A fragments, no data between threads
@@ -224,15 +186,6 @@ struct Fa3Fp8Fwd {
                                     sc[p_src_index(k, r, 3)]);
   }
 
-  // Block i's P for the next P V: in p, or (kPSmem) in shared memory at ps.
-  static __device__ __forceinline__ void pack_p(const float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4], uint8_t* ps,
-                                                int warp, int lane) {
-    if constexpr (Traits::kPSmem)
-      store_p(sc, ps, warp, lane);
-    else
-      p_to_e4m3(sc, p);
-  }
-
   // Blocks 1 .. n_blocks-1 of a tile (block 0's P is in p): S_i = Q K_i^T and
   // O += P_{i-1} V_{i-1} issued in one turn (kSerialPvQk: P V first, waited
   // for), then the softmax of S_i.
@@ -242,9 +195,6 @@ struct Fa3Fp8Fwd {
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
                                                     float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
                                                     int& s_prev, uint32_t& v_parity, float& vd_prev, int kv_head) {
-    const uint64_t desc_p = p_desc(sm, c);
-    uint8_t* const ps = p_smem(sm, c);
-    const int warp = (threadIdx.x / 32) % 4;
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
@@ -256,7 +206,7 @@ struct Fa3Fp8Fwd {
         // are written: O, S and P do not fit the registers at once (Fa3Fp8Traits).
         rescale_o<HD>(o, alpha);
         sm90::fence_regs(o);
-        issue_pv(o, p, desc_p, sm, s_prev);
+        issue_pv(o, p, sm, s_prev);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
         fence_words(p);
@@ -267,7 +217,7 @@ struct Fa3Fp8Fwd {
         issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T
         rescale_o<HD>(o, alpha);      // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
         sm90::fence_regs(o);
-        issue_pv(o, p, desc_p, sm, s_prev);   // O += P_{i-1} V_{i-1}
+        issue_pv(o, p, sm, s_prev);   // O += P_{i-1} V_{i-1}
         pass_turn(c);
         sm90::wgmma_wait<1>();        // S landed; P V may still run
       }
@@ -288,7 +238,7 @@ struct Fa3Fp8Fwd {
       sm90::fence_regs(o);
       fence_words(p);
       if (lane == 0) sm.empty_v(s_prev).arrive();
-      pack_p(sc, p, ps, warp, lane);
+      p_to_e4m3(sc, p);
       s_prev = s;
       v_parity = ring.parity();
     }
@@ -304,17 +254,12 @@ struct Fa3Fp8Fwd {
     vd_prev = vd;
   }
 
-  // Keeps the compiler from moving P's packing across a wgmma wait (P in shared
-  // memory is ordered by the proxy fence and warp sync instead).
   static __device__ __forceinline__ void fence_words(uint32_t (&p)[BN / 32][4]) {
-    if constexpr (!Traits::kPSmem) {
 #pragma unroll
-      for (int i = 0; i < BN / 32; ++i)
+    for (int i = 0; i < BN / 32; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(p[i][j])::"memory");
-    }
+      for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(p[i][j])::"memory");
   }
-
 
   // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile; each tile's first
   // Q K^T and last P V alone (the bf16 kernel's per-tile consumer).
@@ -372,7 +317,7 @@ struct Fa3Fp8Fwd {
         } else {
           online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
         }
-        pack_p(sc, p, p_smem(sm, c), warp, lane);
+        p_to_e4m3(sc, p);
         uint32_t v_parity = ring.parity();
         ++ring.count;
 
@@ -384,7 +329,7 @@ struct Fa3Fp8Fwd {
         sm.full_v(s_prev).wait(v_parity);
         wait_turn(c);
         sm90::fence_regs(o);
-        issue_pv(o, p, p_desc(sm, c), sm, s_prev);
+        issue_pv(o, p, sm, s_prev);
         pass_turn(c);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);

@@ -10,16 +10,12 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool PSmem = false>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // The softmax's exponentials: every kPolyEvery-th 8-column group on the FMA
   // pipe (exp2_poly), the rest on MUFU; 0: all on MUFU (fa3_softmax.cuh, exp2_row).
   static constexpr int kPolyEvery = PolyEvery;
-  // P V takes P from shared memory (each consumer warpgroup writes its 64 rows
-  // of e4m3 P there) instead of from registers: P's registers are then free as
-  // soon as it is written, so O and S alone must fit beside each other.
-  static constexpr bool kPSmem = PSmem;
 
   // One producer warpgroup, one consumer warpgroup per 64 query rows.
   static constexpr int kConsumerWGs = BlockM / 64;
@@ -49,22 +45,14 @@ struct Fa3Fp8Traits {
   static_assert(kQPanelBytes % 1024 == 0 && kKPanelBytes % 1024 == 0 && kVPanelBytes % 1024 == 0,
                 "panels must keep the swizzle atoms aligned");
 
-  // P in shared memory (kPSmem): per consumer warpgroup, 64 rows of block_n
-  // bytes in V^T's panels (the A operand of P V, K-major like V^T).
-  static constexpr int kPPanelBytes = 64 * kVPanelW;
-  static constexpr int kPBytesPerWG = PSmem ? 64 * BlockN : 0;
-
-  // Shared memory: Q slots | K ring | V^T ring | P (kPSmem) | mbarriers, as in Fa3Traits.
+  // Shared memory: Q slots | K ring | V^T ring | mbarriers, as in Fa3Traits.
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
   static constexpr int kQStages =
-      2 * kQBytes + 2 * Stages * kKVBytes + kConsumerWGs * kPBytesPerWG + kBarBytes(2) + 1024 <= kSmemPerBlockMax
-          ? 2
-          : 1;
+      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
-  static constexpr int kOffP = kOffV + Stages * kKVBytes;
-  static constexpr int kOffBar = kOffP + kConsumerWGs * kPBytesPerWG;
+  static constexpr int kOffBar = kOffV + Stages * kKVBytes;
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
@@ -79,12 +67,12 @@ struct Fa3Fp8Traits {
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
   // Each block issues P V and waits for it before Q K^T where O (head_dim / 2
-  // words), S (block_n / 2) and P (block_n / 8; none with kPSmem) with 32 more
-  // do not fit the consumer's registers: ptxas spilled 144 bytes on hd128 x 256
-  // keys (224 words) at 240, and could not fit hd128 x 128 keys (144) at 160;
-  // hd256 x 128 keys (208) at 240 compiles without spills. Otherwise P V runs
-  // on while S's softmax starts (fa3_fp8_kernel.cuh, run_blocks).
-  static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + (PSmem ? 0 : BlockN / 8) + 32 > kConsumerRegs;
+  // words), S (block_n / 2) and P (block_n / 8) with 32 more do not fit the
+  // consumer's registers: ptxas spilled 144 bytes on hd128 x 256 keys (224
+  // words) at 240, and could not fit hd128 x 128 keys (144) at 160; hd256 x 128
+  // keys (208) at 240 compiles without spills. Otherwise P V runs on while S's
+  // softmax starts (fa3_fp8_kernel.cuh, run_blocks).
+  static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
 
   using Scheduler = fa3::StaticPersistentScheduler;
   // The tile walk's divisions (fa3_scheduler.cuh, tile_at), as Fa3Traits::kFastDivWalk:

@@ -18,13 +18,10 @@ namespace fa {
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
-//   psmem  base's tile with P V reading P from shared memory (Fa3Fp8Traits::kPSmem)
-//   keys256ps  hd128: 128 x 256, two consumer warpgroups, P from shared memory
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, psmem, keys256ps };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two,   Fp8Variant::wide,
-                                              Fp8Variant::poly4, Fp8Variant::poly2, Fp8Variant::psmem,
-                                              Fp8Variant::keys256ps};
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -33,31 +30,24 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
-    case Fp8Variant::psmem: return "psmem";
-    case Fp8Variant::keys256ps: return "keys256ps";
   }
   return "?";
 }
 
 // block_m x block_n of variant v's tile at head_dim, and its exponentials.
 constexpr int fp8_variant_block_m(Fp8Variant v, int head_dim) {
-  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide || v == Fp8Variant::keys256ps)
-             ? 128
-             : fp8_default_block_m(head_dim);
+  return head_dim == 128 && (v == Fp8Variant::two || v == Fp8Variant::wide) ? 128 : fp8_default_block_m(head_dim);
 }
 constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
-  if (head_dim == 128 && v == Fp8Variant::wide) return 192;
-  if (head_dim == 128 && v == Fp8Variant::keys256ps) return 256;
-  return fp8_default_block_n(head_dim);
+  return head_dim == 128 && v == Fp8Variant::wide ? 192 : fp8_default_block_n(head_dim);
 }
-constexpr bool fp8_variant_p_smem(Fp8Variant v) { return v == Fp8Variant::psmem || v == Fp8Variant::keys256ps; }
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_p_smem(V)>;
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -82,8 +72,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-    case Fp8Variant::psmem: return fa3_fp8_attention_variant<Fp8Variant::psmem>(p, stream);
-    case Fp8Variant::keys256ps: return fa3_fp8_attention_variant<Fp8Variant::keys256ps>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
