@@ -480,7 +480,12 @@ struct Fa3Fwd {
           v[k] = pack2<Elem>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
         }
         const uint4 w = quad_transpose(v, t);  // every lane: the shuffles need the whole warp
-        if (row < a.seqlen_q) *reinterpret_cast<uint4*>(out + 32 * q + 8 * t) = w;
+        // st.global.v4 in PTX: written as a uint4 store, ptxas split the first
+        // chunk of each row back into four 4-byte STGs (SASS at 5fbab10).
+        if (row < a.seqlen_q)
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(out + 32 * q + 8 * t), "r"(w.x),
+                       "r"(w.y), "r"(w.z), "r"(w.w)
+                       : "memory");
       }
       if (row >= a.seqlen_q) continue;
       if (t == 0)
