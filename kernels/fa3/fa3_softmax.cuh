@@ -30,29 +30,19 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // Set S to -inf where key col may not be seen by the row: col >= seqlen_k, or
 // (causal) col > row + seqlen_k - seqlen_q. col_base = first key of the block.
-// The thread's columns are col_base + 8 j + 2 t + e: column e of group j is
-// seen iff 8 j + e < limit - col_base - 2 t, i.e. j below a per-(row, e) count.
-// The counts become bit masks, one bit per group, so each element costs a
-// select on a bit that ptxas moves into predicates several at a time (R2P),
-// where a compare per element costs two instructions.
 template <int BlockN>
 __device__ __forceinline__ void apply_mask(float (&s)[BlockN / 2], int col_base, int row0, int seqlen_q,
                                            int seqlen_k, bool causal) {
-  static_assert(BlockN / 8 <= 32, "one mask bit per 8-column group");
   const int t = threadIdx.x % 4;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = row0 + 8 * r;
     const int limit = causal ? min(seqlen_k, row + seqlen_k - seqlen_q + 1) : seqlen_k;  // first hidden col
-    const int room = limit - col_base - 2 * t;  // column e of group j is seen iff 8 j + e < room
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int groups = min(max((room - e + 7) >> 3, 0), BlockN / 8);  // groups j with 8 j + e < room
-      const uint32_t seen = groups >= 32 ? 0xffffffffu : (1u << groups) - 1u;
+    for (int j = 0; j < BlockN / 8; ++j)
 #pragma unroll
-      for (int j = 0; j < BlockN / 8; ++j)
-        if (!((seen >> j) & 1u)) s[4 * j + 2 * r + e] = -INFINITY;
-    }
+      for (int e = 0; e < 2; ++e)
+        if (col_base + 8 * j + 2 * t + e >= limit) s[4 * j + 2 * r + e] = -INFINITY;
   }
 }
 
