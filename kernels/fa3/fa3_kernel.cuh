@@ -460,6 +460,11 @@ struct Fa3Fwd {
   // samples at hd128 seqlen 512, PERF_NOTES fa3-16-byte-o-stores).
   static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t) {
+    // Row row0's O and LSE addresses, once: row0 + 8 is 8 row strides on (the
+    // 64-bit products per row were ~20 instructions of the step between tiles).
+    Elem* const out0 = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row0 * a.o_row_stride +
+                       tc.head * a.o_head_stride;
+    float* const lse0 = a.lse + (int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row0;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
@@ -469,8 +474,7 @@ struct Fa3Fwd {
       // here, against an LSE tolerance of 1e-3. Per tile, so it counts where tiles
       // hold few K/V blocks (PERF_NOTES fa3-short-epilogue-math).
       const float inv = l > 0.f ? __frcp_rn(l) : 0.f;
-      Elem* out = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
-                  tc.head * a.o_head_stride;
+      Elem* const out = out0 + 8 * r * a.o_row_stride;
 #pragma unroll
       for (int q = 0; q < HD / 32; ++q) {
         uint32_t v[4];
@@ -488,9 +492,7 @@ struct Fa3Fwd {
                        : "memory");
       }
       if (row >= a.seqlen_q) continue;
-      if (t == 0)
-        a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
+      if (t == 0) lse0[8 * r] = l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
     }
   }
 };
