@@ -6,21 +6,18 @@
 #include <string_view>
 #include <vector>
 
+#include "core/distribution.h"
 #include "core/tensors.h"
 #include "core/types.h"
 
 namespace fa {
 
+// What generate_inputs draws for each Distribution (core/distribution.h):
 // normal: N(0,1). uniform: U(-1,1). adversarial: large-magnitude scores whose
 // row maximum arrives late in the row (stresses the online-softmax rescale and
 // overflows a softmax that does not subtract the running max). outliers: N(0,1)
 // with a few channels of Q and K 30x larger, the same channels in every row, as
 // activations have them (what FP8 quantization and incoherent processing face).
-enum class Distribution { normal, uniform, adversarial, outliers };
-std::string_view to_string(Distribution);
-std::optional<Distribution> parse_distribution(std::string_view);
-// Every name parse_distribution takes, for messages: "normal, uniform, ...".
-std::string distribution_names();
 
 HostInputs generate_inputs(const AttnProblem&, Distribution, uint64_t seed);
 // dO for the backward pass, shaped like O, from the same seed: its own stream,
