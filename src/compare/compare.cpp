@@ -126,6 +126,12 @@ std::string row_label(const Result& r) {
   return r.pass == Pass::fwd ? r.kernel : fmt::format("{} ({})", r.kernel, to_string(r.pass));
 }
 
+// The shape column: the problem, and the inputs where the row names them (fa-check).
+std::string shape_label(const Result& r) {
+  return r.distribution ? fmt::format("{}, {}", r.problem.describe(), to_string(*r.distribution))
+                        : r.problem.describe();
+}
+
 // A row's key with its FP8 settings left out: what finds the row of the other
 // run that was quantized otherwise, to say so rather than only "missing".
 std::string key_without_fp8(Result r) {
@@ -185,7 +191,7 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     PairReport p;
     p.key = b.key();
     p.kernel = row_label(b);
-    p.shape = b.problem.describe();
+    p.shape = shape_label(b);
     p.baseline = b;
     auto it = cur.find(p.key);
     if (it == cur.end()) {
@@ -219,7 +225,7 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     PairReport p;
     p.key = c.key();
     p.kernel = row_label(c);
-    p.shape = c.problem.describe();
+    p.shape = shape_label(c);
     p.current = c;
     ++rep.added;
     rep.pairs.push_back(std::move(p));

@@ -25,7 +25,8 @@ std::optional<Status> parse_status(std::string_view s) {
 // kernel, shape and pass agree exactly (a bwd and a fwd+bwd row share their
 // kernel). softmax_scale is the scale used (scale_f64), in fmt's shortest
 // round-trip form, which is stable across runs. The FP8 settings follow only
-// where the row has them (e4m3), so every other row's key is as it always was.
+// where the row has them (e4m3), the distribution only where the row names one
+// (fa-check's), so every other row's key is as it always was.
 std::string Result::key() const {
   const AttnProblem& p = problem;
   std::string k = fmt::format(
@@ -34,6 +35,7 @@ std::string Result::key() const {
       kernel, p.batch, p.heads, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim, p.causal ? 1 : 0,
       to_string(p.dtype), p.scale_f64(), to_string(pass));
   if (fp8) k += fmt::format(" fp8_scaling={} fp8_hadamard={}", to_string(fp8->fp8_scaling), fp8->fp8_hadamard ? 1 : 0);
+  if (distribution) k += fmt::format(" distribution={}", to_string(*distribution));
   return k;
 }
 

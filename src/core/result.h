@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "core/distribution.h"
 #include "core/fp8_settings.h"
 #include "core/grad_errors.h"
 #include "core/timing.h"
@@ -47,6 +48,10 @@ struct Result {
   // e4m3 rows (and only they): how the inputs were quantized. Part of key():
   // rows of inputs quantized otherwise never pair, resume or merge as one.
   std::optional<Fp8Settings> fp8;
+  // The inputs' distribution, where a file holds rows of several (fa-check
+  // runs each case on several); part of key() then, so those rows pair with
+  // their own. Absent from sweep rows (one distribution per sweep, in its config).
+  std::optional<Distribution> distribution;
   Tile tile;
   Status status = Status::ok;
   std::string reason;  // why, when status != ok
@@ -78,7 +83,7 @@ struct Result {
   std::optional<DeviceIdentity> device;
 
   // Identity for pairing (compare) and resuming: kernel + problem + pass, and
-  // the FP8 settings where the row has them.
+  // the FP8 settings and the distribution where the row has them.
   std::string key() const;
 };
 

@@ -212,6 +212,7 @@ json result_to_json(const Result& r) {
     j["fp8_scaling"] = std::string(to_string(r.fp8->fp8_scaling));
     j["fp8_hadamard"] = r.fp8->fp8_hadamard;
   }
+  if (r.distribution) j["distribution"] = std::string(to_string(*r.distribution));  // fa-check's rows
   namespace rv = row_values;
   j["tile"] = {{"block_m", or_null(rv::tile_field(r.tile.block_m))},
                {"block_n", or_null(rv::tile_field(r.tile.block_n))},
@@ -295,6 +296,11 @@ Result result_from_json(const json& j, const std::string& where) {
   if (std::string why = out.problem.invalid_reason(); !why.empty())
     throw UsageError(fmt::format("{}.problem: {}", where, why));
   out.fp8 = fp8_from(r, out.problem.dtype);
+  if (r.j.contains("distribution") && !r.null("distribution")) {
+    const auto d = parse_distribution(r.s("distribution"));
+    if (!d) r.bad("distribution", distribution_names().c_str());
+    out.distribution = *d;
+  }
   Reader t = r.sub("tile");
   out.tile = Tile{t.i32_or("block_m", 0), t.i32_or("block_n", 0), t.i32_or("warps", 0), t.i32_or("stages", 0)};
   auto st = parse_status(r.s("status"));

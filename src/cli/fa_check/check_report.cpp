@@ -36,7 +36,7 @@ std::string table_row(const CheckRow& row) {
     grads = fmt::format("{} / {} / {} | {}", one(g.dq), one(g.dk), one(g.dv), g.cols_checked);
   }
   const bool bad = r.status == Status::fail || r.status == Status::error;
-  return fmt::format("| {} | {} | {} | {}{}{} | {} | {} |\n", r.problem.describe(), to_string(row.distribution),
+  return fmt::format("| {} | {} | {} | {}{}{} | {} | {} |\n", r.problem.describe(), to_string(row.distribution()),
                      r.kernel, bad ? "**" : "", to_string(r.status), bad ? "**" : "", cells, grads);
 }
 
@@ -47,7 +47,6 @@ void write_check_json(const std::string& path, const nlohmann::json& metadata, c
   doc["results"] = nlohmann::json::array();
   for (const auto& row : rows) {
     nlohmann::json j = result_to_json(row.result);
-    j["distribution"] = std::string(to_string(row.distribution));
     if (row.result.errors && j.contains("errors") && j["errors"].is_object())
       j["errors"]["lse_rel_l2"] = row.result.errors->lse_rel_l2;
     doc["results"].push_back(std::move(j));
@@ -64,7 +63,7 @@ void write_check_csv(const std::string& path, const std::vector<CheckRow>& rows)
   for (const auto& row : rows) {
     std::string line = csv_row(row.result, layout);
     line.pop_back();
-    doc += fmt::format("{},{},{}\n", line, to_string(row.distribution),
+    doc += fmt::format("{},{},{}\n", line, to_string(row.distribution()),
                        row.result.errors ? fmt::format("{:.6g}", row.result.errors->lse_rel_l2) : "");
   }
   write_output(path, doc);

@@ -14,8 +14,9 @@ namespace fa::check {
 std::string table_header();
 std::string table_row(const CheckRow&);
 
-// {"schema_version", "metadata", "results": [sweep row + "distribution"]}:
-// read_results_json (and so `fa-bench compare`) reads it.
+// {"schema_version", "metadata", "results": [sweep rows, each with its
+// "distribution" (Result::distribution)]}: read_results_json (and so `fa-bench
+// compare`, which pairs rows per distribution) reads it.
 void write_check_json(const std::string& path, const nlohmann::json& metadata, const std::vector<CheckRow>&);
 // The sweep's CSV columns, then distribution and lse_rel_l2.
 void write_check_csv(const std::string& path, const std::vector<CheckRow>&);

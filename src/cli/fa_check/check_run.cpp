@@ -154,7 +154,11 @@ size_t run_case(const AttnProblem& p, const std::vector<Pass>& passes, Distribut
   }
   if (plan.points.empty()) return unsupported;
   RunnerHooks hooks;
-  hooks.on_row = [&](const Result& r) { on_row(CheckRow{r, dist}); };
+  hooks.on_row = [&](const Result& r) {
+    CheckRow row{r};
+    row.result.distribution = dist;
+    on_row(row);
+  };
   SweepOutcome out = run_sweep(plan, cfg, s.seed, ex, 0, {}, hooks);
   if (out.end == SweepEnd::sticky_error)
     throw KernelError(fmt::format("sticky device error, check stopped: {} (seed {})", out.why, s.seed), true);
@@ -167,7 +171,7 @@ std::string replay_command(const std::string& program, const CheckRow& row, cons
                            int64_t default_max_check_rows) {
   std::string cmd = fmt::format("{} --backend {} --kernels {} --case {} --distribution {} --seed {}",
                                 quote(program), to_string(row.result.backend), quote(row.result.kernel),
-                                quote(row.result.problem.describe()), to_string(row.distribution), s.seed);
+                                quote(row.result.problem.describe()), to_string(row.distribution()), s.seed);
   if (s.max_check_rows_set || s.max_check_rows != default_max_check_rows)
     cmd += fmt::format(" --max-check-rows {}", s.max_check_rows);
   if (s.exact_check) cmd += " --exact-check";

@@ -317,7 +317,7 @@ int run(const Options& o, const std::string& program) {
   for (const auto& row : rows) {
     const Result& r = row.result;
     if (r.status != Status::fail && r.status != Status::error) continue;
-    fmt::print("- {} on '{}' ({}): {}\n  {}\n", r.kernel, r.problem.describe(), to_string(row.distribution),
+    fmt::print("- {} on '{}' ({}): {}\n  {}\n", r.kernel, r.problem.describe(), to_string(row.distribution()),
                r.reason, replay_command(program, row, s, kDefaultMaxCheckRows));
   }
   std::fflush(stdout);

@@ -61,7 +61,7 @@ bool report_clean(const std::vector<CheckRow>& rows, const std::string& clean) {
       if (caught(row.result)) {
         ++clean_failures;
         fmt::print("  clean {} FAILED '{}' ({}): {}\n", clean, row.result.problem.describe(),
-                   to_string(row.distribution), evidence(row));
+                   to_string(row.distribution()), evidence(row));
       }
     }
   const bool ok = clean_rows > 0 && clean_failures == 0;
@@ -91,7 +91,7 @@ bool report_faults(const std::vector<CheckRow>& rows, const Planted& planted) {
     }
     if (first) {
       fmt::print("  {:<28} caught by {} of {} cases, first '{}' ({}): {}\n", fault, hits, total,
-                 first->result.problem.describe(), to_string(first->distribution), evidence(*first));
+                 first->result.problem.describe(), to_string(first->distribution()), evidence(*first));
     } else {
       ok = false;
       fmt::print("  {:<28} NOT CAUGHT by any of {} cases\n", fault, total);
