@@ -17,7 +17,6 @@
 #if __has_include(<nccl.h>)
 #include <nccl.h>
 // The loader's own declarations of NCCL's types hold NCCL's ABI.
-static_assert(sizeof(fa::ring::NcclUniqueId) == sizeof(ncclUniqueId));
 static_assert(fa::ring::kNcclUint8 == int(ncclUint8));
 static_assert(fa::ring::kNcclSuccess == int(ncclSuccess));
 static_assert(sizeof(fa::ring::NcclResult) == sizeof(ncclResult_t));

@@ -53,8 +53,6 @@ std::unique_ptr<NcclLibrary> NcclLibrary::open(const std::string& path, std::str
   const std::string& p = lib->path_;
   if (!bind(lib->handle_, "ncclGetVersion", &lib->get_version, p, why) ||
       !bind(lib->handle_, "ncclGetErrorString", &lib->get_error_string, p, why) ||
-      !bind(lib->handle_, "ncclGetUniqueId", &lib->get_unique_id, p, why) ||
-      !bind(lib->handle_, "ncclCommInitRank", &lib->comm_init_rank, p, why) ||
       !bind(lib->handle_, "ncclCommInitAll", &lib->comm_init_all, p, why) ||
       !bind(lib->handle_, "ncclCommDestroy", &lib->comm_destroy, p, why) ||
       !bind(lib->handle_, "ncclGroupStart", &lib->group_start, p, why) ||

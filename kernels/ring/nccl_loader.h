@@ -15,9 +15,6 @@ namespace fa::ring {
 
 using NcclResult = int;  // ncclResult_t; 0 = ncclSuccess
 using NcclComm = struct NcclCommOpaque*;  // ncclComm_t
-struct NcclUniqueId {
-  char internal[128];  // NCCL_UNIQUE_ID_BYTES
-};
 constexpr int kNcclSuccess = 0;
 constexpr int kNcclUint8 = 1;  // ncclUint8: the ring moves K and V as bytes
 // ncclSend / ncclRecv exist from NCCL 2.7 (version code 2700).
@@ -42,8 +39,8 @@ class NcclLibrary {
 
   NcclResult (*get_version)(int* version) = nullptr;
   const char* (*get_error_string)(NcclResult) = nullptr;
-  NcclResult (*get_unique_id)(NcclUniqueId* id) = nullptr;
-  NcclResult (*comm_init_rank)(NcclComm* comm, int nranks, NcclUniqueId id, int rank) = nullptr;
+  // One process drives every GPU of the ring, so ncclCommInitAll makes its
+  // communicators; the per-rank calls of a multi-process ring are not bound.
   NcclResult (*comm_init_all)(NcclComm* comms, int ndev, const int* devlist) = nullptr;
   NcclResult (*comm_destroy)(NcclComm comm) = nullptr;
   NcclResult (*group_start)() = nullptr;
