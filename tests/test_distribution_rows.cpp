@@ -64,9 +64,11 @@ std::string write_file(const std::filesystem::path& dir, const std::string& name
 
 TEST(DistributionRows, CompareReadsACheckFileAndPairsRowsPerDistribution) {
   const auto dir = test::temp_dir("distribution_rows");
-  const std::string base = write_file(dir, "base.json", {check_row(Distribution::normal), check_row(Distribution::outliers)});
+  const std::string base =
+      write_file(dir, "base.json", {check_row(Distribution::normal), check_row(Distribution::outliers)});
   // The outliers row's error grew 10x: only that pair may say so.
-  const std::string cur = write_file(dir, "cur.json", {check_row(Distribution::outliers, 1e-2), check_row(Distribution::normal)});
+  const std::string cur =
+      write_file(dir, "cur.json", {check_row(Distribution::outliers, 1e-2), check_row(Distribution::normal)});
   const CompareReport rep = compare_results(read_results_json(base, nullptr), read_results_json(cur, nullptr), {});
   ASSERT_EQ(rep.pairs.size(), 2u);
   EXPECT_EQ(rep.missing, 0);
@@ -85,7 +87,8 @@ TEST(DistributionRows, CompareReadsACheckFileAndPairsRowsPerDistribution) {
   // What compare checks of each file: rows of other inputs are distinct, the
   // same row twice with the same inputs is still refused.
   EXPECT_NO_THROW(check_unique_keys(read_results_json(base, nullptr), base));
-  const std::string twice = write_file(dir, "twice.json", {check_row(Distribution::normal), check_row(Distribution::normal)});
+  const std::string twice =
+      write_file(dir, "twice.json", {check_row(Distribution::normal), check_row(Distribution::normal)});
   EXPECT_THROW(check_unique_keys(read_results_json(twice, nullptr), twice), UsageError);
 }
 
