@@ -98,21 +98,6 @@ struct Fa3Fp8Fwd {
   static constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HD = Traits::kHeadDim;
   using Sched = typename Traits::Scheduler;
   static constexpr bool kSerialPvQk = Traits::kSerialPvQk;
-  // O's rescale (Fa3Fp8Traits::kRescale): after the softmax, outside the GEMM
-  // turn; and lazily (per-tile descales only: block descales move alpha anyway).
-  static constexpr bool kRescaleAfter = kSerialPvQk && Traits::kRescale == 1;
-  static constexpr bool kLazy = Traits::kRescale == 2 && !kBlocks;
-
-  // The online softmax of one block; returns whether O needs alpha (warp-uniform).
-  static __device__ __forceinline__ bool softmax(float (&sc)[BN / 2], RowState& st, float scale_log2,
-                                                 float (&alpha)[2]) {
-    if constexpr (kLazy) {
-      return online_softmax_lazy<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);
-    } else {
-      online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);
-      return true;
-    }
-  }
 
   // Producer: one thread issues every TMA load; Q once per tile, then K and V^T
   // per block into the ring, each stage reused once the consumers release it.
@@ -208,9 +193,8 @@ struct Fa3Fp8Fwd {
                                                     const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
                                                     int row0, float scale_log2, float (&o)[HD / 2],
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
-                                                    float (&alpha)[2], bool& rescale, RowState& st,
-                                                    RingPos<Traits::kStages>& ring, int& s_prev, uint32_t& v_parity,
-                                                    float& vd_prev, int kv_head) {
+                                                    float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
+                                                    int& s_prev, uint32_t& v_parity, float& vd_prev, int kv_head) {
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
       const int n = n_blocks - 1 - i;
       const int s = ring.stage();
@@ -220,7 +204,7 @@ struct Fa3Fp8Fwd {
       if constexpr (kSerialPvQk) {
         // P V first and waited for, so that P's registers are free before S's
         // are written: O, S and P do not fit the registers at once (Fa3Fp8Traits).
-        if (!kRescaleAfter && (!kLazy || rescale)) rescale_o<HD>(o, alpha);
+        rescale_o<HD>(o, alpha);
         sm90::fence_regs(o);
         issue_pv(o, p, sm, s_prev);
         sm90::wgmma_wait<0>();
@@ -231,7 +215,7 @@ struct Fa3Fp8Fwd {
         sm90::wgmma_wait<0>();
       } else {
         issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T
-        if (!kLazy || rescale) rescale_o<HD>(o, alpha);  // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
+        rescale_o<HD>(o, alpha);      // O *= exp(m_{i-2} - m_{i-1}), under the Q K^T GEMM
         sm90::fence_regs(o);
         issue_pv(o, p, sm, s_prev);   // O += P_{i-1} V_{i-1}
         pass_turn(c);
@@ -248,14 +232,11 @@ struct Fa3Fp8Fwd {
         online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, n * BN, a.k_block_rows), alpha);
         keep_v_units(alpha, vd_prev, a.v_descale.at(tc.batch, kv_head, n * BN, a.v_block_rows));
       } else {
-        rescale = softmax(sc, st, scale_log2, alpha);
+        online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);
       }
       sm90::wgmma_wait<0>();        // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       fence_words(p);
-      if constexpr (kRescaleAfter) {  // O (blocks .. i-1) to this block's max, before P_i V_i joins it
-        if (!kLazy || rescale) rescale_o<HD>(o, alpha);
-      }
       if (lane == 0) sm.empty_v(s_prev).arrive();
       p_to_e4m3(sc, p);
       s_prev = s;
@@ -314,7 +295,6 @@ struct Fa3Fp8Fwd {
         float sc[BN / 2];
         uint32_t p[BN / 32][4];
         float alpha[2];
-        bool rescale = false;  // kLazy: O = 0 needs no alpha before block 1's P V
 
         // Block 0 (the last K/V block: the masked one, if any).
         int s_prev = ring.stage();
@@ -335,17 +315,17 @@ struct Fa3Fp8Fwd {
           online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
           vd_prev = a.v_descale.at(tc.batch, kv_head, key0, a.v_block_rows);
         } else {
-          softmax(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
+          online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
         }
         p_to_e4m3(sc, p);
         uint32_t v_parity = ring.parity();
         ++ring.count;
 
-        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, rescale, st, ring,
-                   s_prev, v_parity, vd_prev, kv_head);
+        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
+                   v_parity, vd_prev, kv_head);
 
         // O += P_last V_last, alone.
-        if (!kRescaleAfter && (!kLazy || rescale)) rescale_o<HD>(o, alpha);
+        rescale_o<HD>(o, alpha);
         sm.full_v(s_prev).wait(v_parity);
         wait_turn(c);
         sm90::fence_regs(o);

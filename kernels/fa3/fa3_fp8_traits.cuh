@@ -10,15 +10,9 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, int Rescale = 0>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
-  // O's rescale by alpha (fa3_fp8_kernel.cuh, run_blocks). 0: before P V, in
-  // the GEMM turn (kSerialPvQk) or under Q K^T (otherwise). 1: with
-  // kSerialPvQk, after the softmax, outside the turn. 2: where 0 has it, but the
-  // row max moves only when a block raises it by more than 2^8
-  // (online_softmax_lazy), the rescale skipped where no row of the warp moved it.
-  static constexpr int kRescale = Rescale;
   // The softmax's exponentials: every kPolyEvery-th 8-column group on the FMA
   // pipe (exp2_poly), the rest on MUFU; 0: all on MUFU (fa3_softmax.cuh, exp2_row).
   static constexpr int kPolyEvery = PolyEvery;

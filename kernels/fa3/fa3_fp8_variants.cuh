@@ -18,14 +18,10 @@ namespace fa {
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
-//   moved  base's tile, O's rescale after the softmax, outside the GEMM turn
-//          (where P V is waited for before Q K^T: hd128); elsewhere base
-//   lazy   base, but the row max kept until a block raises it by more than 2^8,
-//          O's rescale skipped where no row of a warp moved (every head dim)
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, moved, lazy };
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::moved, Fp8Variant::lazy};
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -34,8 +30,6 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
-    case Fp8Variant::moved: return "moved";
-    case Fp8Variant::lazy: return "lazy";
   }
   return "?";
 }
@@ -50,11 +44,10 @@ constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
-constexpr int fp8_variant_rescale(Fp8Variant v) { return v == Fp8Variant::moved ? 1 : v == Fp8Variant::lazy ? 2 : 0; }
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_rescale(V)>;
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -79,8 +72,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-    case Fp8Variant::moved: return fa3_fp8_attention_variant<Fp8Variant::moved>(p, stream);
-    case Fp8Variant::lazy: return fa3_fp8_attention_variant<Fp8Variant::lazy>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

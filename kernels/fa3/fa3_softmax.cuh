@@ -100,33 +100,6 @@ __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState&
   }
 }
 
-// online_softmax that keeps a row's max until a block raises it by more than
-// 2^kLazyLog2 in exp2 units: below that P stays <= 2^kLazyLog2 (256, inside
-// e4m3's 448), O and l keep their units and alpha is 1. Returns whether any row
-// of the warp moved its max (warp-uniform), i.e. whether O needs alpha at all;
-// O's rescale is one multiply per accumulator per block, skipped otherwise.
-// l and O carry the same stale max, so the epilogue's O / l and LSE = m * scale + ln l hold.
-constexpr float kLazyLog2 = 8.f;
-template <int BlockN, int PolyEvery = 0>
-__device__ __forceinline__ bool online_softmax_lazy(float (&s)[BlockN / 2], RowState& st, float scale_log2,
-                                                    float (&alpha)[2]) {
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float mx = block_row_max<BlockN>(s, r, st.m[r]);
-    // -inf - -inf is NaN: a row that has seen no key keeps m = -inf.
-    if ((mx - st.m[r]) * scale_log2 > kLazyLog2) {
-      alpha[r] = fast_exp2((st.m[r] - mx) * scale_log2);  // 0 when the old max was -inf
-      st.m[r] = mx;
-    } else {
-      alpha[r] = 1.f;
-    }
-    const float m_scaled = st.m[r] == -INFINITY ? 0.f : st.m[r] * scale_log2;
-    const float sum = exp2_row<BlockN, PolyEvery>(s, r, scale_log2, m_scaled);
-    st.l[r] = st.l[r] * alpha[r] + sum;
-  }
-  return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
-}
-
 // online_softmax with a scale that may change from one K/V block to the next
 // (an FP8 forward with a K descale per block of keys): the running max is kept
 // scaled (log2 units), so maxima of blocks with different scales compare. With
