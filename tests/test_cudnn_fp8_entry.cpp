@@ -243,9 +243,9 @@ TEST_F(CudnnFp8Entry, RefusesA16BitOAndOtherInputs) {
   EXPECT_EQ(variant_->refuse(e4m3_problem()).find("e4m3 only"), std::string::npos);
 }
 
-TEST_F(CudnnFp8Entry, ALaunchWithoutOsScaleOrWorkspaceIsInvalid) {
+TEST_F(CudnnFp8Entry, ALaunchWithoutOScaleOrDescalesIsInvalid) {
   ASSERT_NE(entry_, nullptr);
-  AttnParams a = params(e4m3_problem());  // no buffers, no workspace: refused before any CUDA call
+  AttnParams a = params(e4m3_problem());  // no O scale, no descales: refused before any CUDA call
   EXPECT_NE(entry_->launch(a, nullptr), 0);
 }
 
