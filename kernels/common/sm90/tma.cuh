@@ -21,18 +21,26 @@ namespace fa::sm90 {
 constexpr int kPanelElems = 64;
 constexpr int kPanelBytes = 128;
 
+// The driver's encoder, looked up once per process (the entry point is the same
+// for every device). A function-local static is initialised exactly once even
+// when several host threads ask at once (--devices runs one per GPU); a failed
+// lookup is kept too: the driver does not change under a running process.
 inline cudaError_t get_tensor_map_encoder(PFN_cuTensorMapEncodeTiled_v12000* fn) {
-  static PFN_cuTensorMapEncodeTiled_v12000 cached = nullptr;
-  static cudaError_t status = cudaErrorUnknown;
-  if (!cached) {
+  struct Lookup {
+    PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+    cudaError_t status = cudaErrorUnknown;
+  };
+  static const Lookup lookup = [] {
+    Lookup l;
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q{};
-    status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
-    if (status == cudaSuccess && q != cudaDriverEntryPointSuccess) status = cudaErrorSymbolNotFound;
-    if (status == cudaSuccess) cached = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }
-  *fn = cached;
-  return cached ? cudaSuccess : status;
+    l.status = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    if (l.status == cudaSuccess && q != cudaDriverEntryPointSuccess) l.status = cudaErrorSymbolNotFound;
+    if (l.status == cudaSuccess) l.fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    return l;
+  }();
+  *fn = lookup.fn;
+  return lookup.fn ? cudaSuccess : lookup.status;
 }
 
 // A 4-D map over a BSHD tensor of 16-bit elements: dims (innermost first)
