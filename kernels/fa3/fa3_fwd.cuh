@@ -2,6 +2,7 @@
 // it. The kernel itself is in fa3_kernel.cuh; this file builds its parameters
 // (TMA maps, the scheduler's plan) and says which problems it can run.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -15,16 +16,22 @@
 namespace fa {
 
 namespace fa3 {
-// Compute capability of the current device, asked once per process; -1 when
-// there is no usable device.
+// Compute capability of the current device, asked once per device (--devices
+// may drive GPUs of different kinds from several host threads); -1 when there
+// is no usable device.
 inline int current_device_sm() {
-  static int sm = [] {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return -1;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return -1;
-    if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return -1;
-    return major * 10 + minor;
-  }();
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return -1;
+  constexpr int kCached = 64;
+  static std::atomic<int> known[kCached] = {};  // 0: not asked yet
+  if (dev < kCached) {
+    if (const int sm = known[dev].load(std::memory_order_relaxed)) return sm;
+  }
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return -1;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return -1;
+  const int sm = major * 10 + minor;
+  if (dev < kCached) known[dev].store(sm, std::memory_order_relaxed);
   return sm;
 }
 

@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -158,6 +160,23 @@ std::string uuid_text(const cudaUUID_t& u) {
   }
   return os.str();
 }
+
+// A number measured once per device and process: every executor on a device
+// shares it, executors on other devices (--devices) have their own.
+class PerDevice {
+ public:
+  template <typename Measure>
+  double get(int device, Measure measure) {
+    std::lock_guard lock(mu_);
+    auto it = values_.find(device);
+    if (it == values_.end()) it = values_.emplace(device, measure()).first;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, double> values_;
+};
 
 class CudaExecutor final : public Executor {
  public:
@@ -395,16 +414,13 @@ class CudaExecutor final : public Executor {
   ClockReading clock() const override { return ClockReading{nvml_.sm_mhz(), max_sm_mhz_}; }
 
   double matmul_ceiling_tflops() override {
-    // Once per process: every executor on this device shares the number.
-    static double cached = -1;
-    if (cached < 0) cached = measure_matmul_ceiling();
-    return cached;
+    static PerDevice ceilings;
+    return ceilings.get(device_, [&] { return measure_matmul_ceiling(); });
   }
 
   double copy_bandwidth_gbps() override {
-    static double cached = -1;
-    if (cached < 0) cached = measure_copy_bandwidth();
-    return cached;
+    static PerDevice bandwidths;
+    return bandwidths.get(device_, [&] { return measure_copy_bandwidth(); });
   }
 
   std::optional<DramReading> measure_dram(const std::function<void(RunContext&)>& launch,
