@@ -207,12 +207,11 @@ struct Fa3Fp8Fwd {
         rescale_o<HD>(o, alpha);
         sm90::fence_regs(o);
         issue_pv(o, p, sm, s_prev);
-        if constexpr (Traits::kEarlyPass) pass_turn(c);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(o);
         fence_words(p);
         issue_qk(sc, desc_q, sm, s);
-        if constexpr (!Traits::kEarlyPass) pass_turn(c);
+        pass_turn(c);
         sm90::wgmma_wait<0>();
       } else {
         issue_qk(sc, desc_q, sm, s);  // S = Q K_i^T

@@ -10,7 +10,7 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool EarlyPass = false>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // The softmax's exponentials: every kPolyEvery-th 8-column group on the FMA
@@ -73,10 +73,6 @@ struct Fa3Fp8Traits {
   // keys (208) at 240 compiles without spills. Otherwise P V runs on while S's
   // softmax starts (fa3_fp8_kernel.cuh, run_blocks).
   static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
-  // With kSerialPvQk: the GEMM turn passes once P V is issued, so the next
-  // warpgroup's P V may fill the tensor pipe while this one waits for its own
-  // before issuing Q K^T (fa3_fp8_kernel.cuh, run_blocks).
-  static constexpr bool kEarlyPass = EarlyPass && kSerialPvQk;
 
   using Scheduler = fa3::StaticPersistentScheduler;
   // The tile walk's divisions (fa3_scheduler.cuh, tile_at), as Fa3Traits::kFastDivWalk:

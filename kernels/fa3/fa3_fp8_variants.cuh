@@ -18,12 +18,10 @@ namespace fa {
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
-//   early  base's tile; where P V is waited for before Q K^T (hd128), the GEMM
-//          turn passes as soon as P V is issued (kEarlyPass)
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, early };
+enum class Fp8Variant { base, two, wide, poly4, poly2 };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::early};
+                                              Fp8Variant::poly2};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -32,7 +30,6 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
-    case Fp8Variant::early: return "early";
   }
   return "?";
 }
@@ -50,7 +47,7 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim), V == Fp8Variant::early>;
+                                    fp8_variant_poly_every(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -75,7 +72,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-    case Fp8Variant::early: return fa3_fp8_attention_variant<Fp8Variant::early>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -22,7 +22,7 @@
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --time-head-dim=D  time only head dim D's shapes
 //   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
-//                    poly4, poly2, early; a comma list) or all: the checks run
+//                    poly4, poly2; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
