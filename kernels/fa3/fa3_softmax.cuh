@@ -54,28 +54,12 @@ struct RowState {
 };
 
 // Row r's maximum over this thread's columns of the block and `init`, reduced over the quad.
-// A tree (log2 of the columns deep) rather than a chain through every column: the
-// exponentials wait for this maximum, so its latency is on the softmax's critical path.
-// v[0] becomes the maximum of v[0 .. N-1], halving the live values each step
-// (a template recursion: every step unrolls, so v stays in registers).
-template <int N, int M>
-__device__ __forceinline__ void fold_max(float (&v)[M]) {
-  if constexpr (N > 1) {
-    constexpr int kHalf = (N + 1) / 2;
-#pragma unroll
-    for (int j = 0; j < N / 2; ++j) v[j] = fmaxf(v[j], v[j + kHalf]);
-    fold_max<kHalf>(v);
-  }
-}
-
 template <int BlockN>
 __device__ __forceinline__ float block_row_max(const float (&s)[BlockN / 2], int r, float init) {
-  constexpr int kPairs = BlockN / 8;
-  float v[kPairs];
+  float mx = init;
 #pragma unroll
-  for (int j = 0; j < kPairs; ++j) v[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
-  fold_max<kPairs>(v);
-  return quad_max(fmaxf(v[0], init));
+  for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+  return quad_max(mx);
 }
 
 // Row r's scores become exp2(scale_log2 * s - m) in place; returns this thread's sum of them.
