@@ -175,7 +175,7 @@ struct Fa3Fwd {
       }
       if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a))
         apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-      online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);
+      online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
       sm90::wgmma_wait<0>();           // P V landed: O and P_{i-1} free
       sm90::fence_regs(o);
       sm90::fence_regs(p);
@@ -264,7 +264,8 @@ struct Fa3Fwd {
         }
         if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
           apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        online_softmax<BN>(sc, st, a.softmax_scale_log2, alpha);  // alpha is applied to O = 0: harmless
+        // alpha is applied to O = 0: harmless
+        online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
         p_to_a_fragments<Elem, BN>(sc, p);
         uint32_t v_parity = ring.parity();
         ++ring.count;
@@ -323,7 +324,8 @@ struct Fa3Fwd {
       if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
         apply_mask<BN>(sc, (n_blocks - 1) * BN, tc.m_block * BM + row_in_tile, a.seqlen_q, a.seqlen_k,
                        a.causal);
-      online_softmax<BN>(sc, rs, a.softmax_scale_log2, alpha);  // alpha is applied to O = 0: harmless
+      // alpha is applied to O = 0: harmless
+      online_softmax<BN, 0, Traits::kTreeMax>(sc, rs, a.softmax_scale_log2, alpha);
     };
     // Tile tc's block 0 with nothing to overlap its Q K^T with: the block's first tile.
     int s_prev = 0;

@@ -53,13 +53,36 @@ struct RowState {
   float l[2] = {0.f, 0.f};
 };
 
-// Row r's maximum over this thread's columns of the block and `init`, reduced over the quad.
-template <int BlockN>
-__device__ __forceinline__ float block_row_max(const float (&s)[BlockN / 2], int r, float init) {
-  float mx = init;
+// v[0] becomes the maximum of v[0 .. N-1], halving the live values each step
+// (a template recursion: every step unrolls, so v stays in registers).
+template <int N, int M>
+__device__ __forceinline__ void fold_max(float (&v)[M]) {
+  if constexpr (N > 1) {
+    constexpr int kHalf = (N + 1) / 2;
 #pragma unroll
-  for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
-  return quad_max(mx);
+    for (int j = 0; j < N / 2; ++j) v[j] = fmaxf(v[j], v[j + kHalf]);
+    fold_max<kHalf>(v);
+  }
+}
+
+// Row r's maximum over this thread's columns of the block and `init`, reduced over the quad.
+// Tree: folded log2 of the columns deep instead of one chain through every
+// column (the same value: a maximum is exact). Which form is faster depends on
+// the kernel around it: ptxas schedules the softmax differently (Fa3Traits::kTreeMax).
+template <int BlockN, bool Tree = false>
+__device__ __forceinline__ float block_row_max(const float (&s)[BlockN / 2], int r, float init) {
+  if constexpr (Tree) {
+    float v[BlockN / 8];
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j) v[j] = fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]);
+    fold_max<BlockN / 8>(v);
+    return quad_max(fmaxf(v[0], init));
+  } else {
+    float mx = init;
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    return quad_max(mx);
+  }
 }
 
 // Row r's scores become exp2(scale_log2 * s - m) in place; returns this thread's sum of them.
@@ -86,12 +109,12 @@ __device__ __forceinline__ float exp2_row(float (&s)[BlockN / 2], int r, float s
 // it once the P V product that may still run on the old O has finished. A row
 // that has seen no key yet (max -inf) uses 0 as
 // its max so exp gives 0, not NaN.
-template <int BlockN, int PolyEvery = 0>
+template <int BlockN, int PolyEvery = 0, bool TreeMax = false>
 __device__ __forceinline__ void online_softmax(float (&s)[BlockN / 2], RowState& st, float scale_log2,
                                                float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float mx = block_row_max<BlockN>(s, r, st.m[r]);
+    const float mx = block_row_max<BlockN, TreeMax>(s, r, st.m[r]);
     const float m_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
     alpha[r] = fast_exp2(st.m[r] * scale_log2 - m_scaled);
     st.m[r] = mx;

@@ -72,6 +72,12 @@ struct Fa3Traits {
   // it from 2048 tokens, its block loop's SASS unchanged; it keeps '/' and '%'.
   static constexpr bool kFastDivWalk = kConsumerWGs == 2;
 
+  // A row's block maximum folded as a tree rather than a chain (fa3_softmax.cuh,
+  // block_row_max) at head_dim 64 only. Same-run A/B on the H200 (PERF_NOTES
+  // fa3-softmax-tree-max): hd64 +1-2 %, hd256 non-causal -1 %, hd128 +-1 % (and
+  // e4m3 hd128 -1-3 %, which keeps the chain too).
+  static constexpr bool kTreeMax = HeadDim == 64;
+
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
