@@ -7,8 +7,9 @@
 // Turn-taking, so the additions land in a fixed order and two runs give identical
 // bits: a counter in global memory (zeroed before the launch) holds the number of
 // turns taken; a CTA waits until it equals its own turn, adds, then passes the
-// turn on. Only lower turns are waited for, and CTAs are dispatched in grid order,
-// so the waited-for CTA is already running: no deadlock.
+// turn on. Only lower turns are waited for, and the caller makes sure that the
+// CTAs holding them are already running (fa1_bwd.cuh: turns follow a ticket each
+// CTA takes on arrival), so no CTA waits for one that has not started.
 #pragma once
 
 namespace fa {

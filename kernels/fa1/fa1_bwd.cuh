@@ -62,8 +62,9 @@
 //         + sum_i V_i * r_i * 4*d                  (dQ_i written by the atomic add)
 //         + s*N_q*d + 2*s*N_k*d / G                (dQ, dK, dV in the dtype)
 // p.deterministic adds a 4-byte turn counter per (batch, head, Q block) (zeroed,
-// then read and written once per visited pair). Extra memory: 4*B*H*N_q*d for
-// the dQ accumulator (+ 4*B*H*T_r for the counters), rounded up to 256 bytes.
+// then read and written once per visited pair) and a 4-byte dispatch ticket.
+// Extra memory: 4*B*H*N_q*d for the dQ accumulator (+ 4*B*H*T_r + 4 for the
+// counters and the ticket), rounded up to 256 bytes.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -126,7 +127,7 @@ struct Fa1BwdTraits {
 };
 
 // Workspace: dQ float32 [batch*heads, seqlen_q, head_dim]; deterministic: then one
-// turn counter per (batch*head, Q block).
+// turn counter per (batch*head, Q block), then the dispatch ticket.
 inline int64_t fa1_bwd_dq_bytes(const AttnParams& p) {
   const int64_t bytes = int64_t(p.batch) * p.heads * p.seqlen_q * p.head_dim * int64_t(sizeof(float));
   return (bytes + 255) / 256 * 256;
@@ -135,7 +136,7 @@ template <int BlockM>
 int64_t fa1_bwd_workspace_bytes(const AttnParams& p) {
   const int64_t m_blocks = (p.seqlen_q + BlockM - 1) / BlockM;
   return fa1_bwd_dq_bytes(p) +
-         (p.deterministic ? int64_t(p.batch) * p.heads * m_blocks * int64_t(sizeof(int)) : 0);
+         (p.deterministic ? (int64_t(p.batch) * p.heads * m_blocks + 1) * int64_t(sizeof(int)) : 0);
 }
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
@@ -157,12 +158,25 @@ __global__ void __launch_bounds__(Warps * 32)
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  const int j = blockIdx.x;  // K/V block
-  const int b = blockIdx.y / p.heads_kv, hk = blockIdx.y % p.heads_kv;
-  const int group = p.heads / p.heads_kv;
   const int sq = p.seqlen_q, sk = p.seqlen_k;
-  const KeyRange kr{sq, sk, p.causal};
   const int m_blocks = (sq + BlockM - 1) / BlockM;
+  // Which K/V block j of which (batch, KV head) this CTA runs: blockIdx, or in
+  // the deterministic mode a ticket taken on arrival, in the same order. A CTA
+  // there waits for the CTAs of the lower j of its (batch, KV head), and those
+  // hold lower tickets: they were running when they took them, so they finish
+  // whatever order the hardware starts CTAs in (with blockIdx, progress would
+  // rest on CTAs being started in grid order).
+  int cta = blockIdx.y * gridDim.x + blockIdx.x;
+  if (p.deterministic) {
+    __shared__ int ticket;
+    if (tid == 0) ticket = atomicAdd(dq_turns + int64_t(p.batch) * p.heads * m_blocks, 1);
+    __syncthreads();
+    cta = ticket;
+  }
+  const int j = cta % gridDim.x;  // K/V block
+  const int b = cta / gridDim.x / p.heads_kv, hk = cta / gridDim.x % p.heads_kv;
+  const int group = p.heads / p.heads_kv;
+  const KeyRange kr{sq, sk, p.causal};
 
   // The first Q block whose rows see key j*BlockN (causal: earlier rows see none of block j).
   int i_begin = 0;

@@ -88,7 +88,7 @@ TEST(BwdEntries, StandardWorkspaceHoldsTwoScoreBuffersAndTheGqaSums) {
 }
 
 // fa1_bwd.cuh: the float32 dQ accumulator, and with p.deterministic one turn
-// counter per (batch, head, Q block).
+// counter per (batch, head, Q block) and the dispatch ticket.
 TEST(BwdEntries, Fa1WorkspaceIsTheDqAccumulatorAndTheTurnCounters) {
   const auto es = entries("fa1", "bwd");
   if (es.empty()) GTEST_SKIP() << "fa1 not built";
@@ -98,7 +98,7 @@ TEST(BwdEntries, Fa1WorkspaceIsTheDqAccumulatorAndTheTurnCounters) {
     EXPECT_EQ(e->workspace_bytes(p), dq);
     p.deterministic = true;
     const int64_t m_blocks = (1000 + e->block_m - 1) / e->block_m;
-    EXPECT_EQ(e->workspace_bytes(p), dq + 4LL * 3 * 4 * m_blocks);
+    EXPECT_EQ(e->workspace_bytes(p), dq + 4LL * (3 * 4 * m_blocks + 1));
   }
 }
 
