@@ -13,7 +13,6 @@ namespace fa::fa3 {
 
 struct Args {  // CUtensorMap members carry their own 64-byte alignment
   CUtensorMap tma_q, tma_k, tma_v;
-  CUtensorMap tma_o;  // boxes of 64 rows: one consumer warpgroup's (Fa3Traits::kTmaStoreO)
   void* o;
   float* lse;  // [batch, heads, seqlen_q]
   int batch, heads, heads_kv, seqlen_q, seqlen_k;

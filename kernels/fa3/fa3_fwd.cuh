@@ -79,11 +79,6 @@ struct Fa3Kernel {
     err = sm90::make_bshd_tensor_map(&a.tma_v, p.v, bf16, HeadDim, p.seqlen_k, p.heads_kv, p.batch,
                                      p.v_row_stride, p.v_head_stride, p.v_batch_stride, BlockN);
     if (err != cudaSuccess) return int(err);
-    if constexpr (Traits::kTmaStoreO) {
-      err = sm90::make_bshd_tensor_map(&a.tma_o, p.o, bf16, HeadDim, p.seqlen_q, p.heads, p.batch, p.o_row_stride,
-                                       p.o_head_stride, p.o_batch_stride, 64);
-      if (err != cudaSuccess) return int(err);
-    }
     a.o = p.o;
     a.lse = p.lse;
     a.batch = p.batch;

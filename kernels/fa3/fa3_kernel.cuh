@@ -12,9 +12,7 @@
 
 #include "common/sm90/arch.cuh"
 #include "common/sm90/barrier.cuh"
-#include "common/sm90/bulk.cuh"
 #include "common/sm90/regs.cuh"
-#include "common/sm90/stmatrix.cuh"
 #include "common/sm90/tma.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "fa3/fa3_args.cuh"
@@ -30,7 +28,6 @@ struct Smem {
   __device__ uint8_t* q(int slot) const { return base + Traits::kOffQ + slot * Traits::kQBytes; }
   __device__ uint8_t* k(int stage) const { return base + Traits::kOffK + stage * Traits::kKVBytes; }
   __device__ uint8_t* v(int stage) const { return base + Traits::kOffV + stage * Traits::kKVBytes; }
-  __device__ uint8_t* o() const { return base + Traits::kOffO; }  // Traits::kTmaStoreO
   __device__ sm90::MBarrier* bars() const { return reinterpret_cast<sm90::MBarrier*>(base + Traits::kOffBar); }
   __device__ sm90::MBarrier& full_q(int j) const { return bars()[2 * j]; }       // Q landed in slot j
   __device__ sm90::MBarrier& empty_q(int j) const { return bars()[2 * j + 1]; }  // consumers done with slot j
@@ -279,7 +276,7 @@ struct Fa3Fwd {
         last_pv(sm, c, lane, o, p, s_prev, v_parity);
         ++qring.count;
       }
-      store_tile(a, sm, c, tc, o, st, row0, t);
+      store_tile(a, tc, o, st, row0, t);
     }
   }
 
@@ -370,7 +367,7 @@ struct Fa3Fwd {
       const int done = idx;
       auto store_done = [&]() {
         const TileCoord d = Sched::template tile_at<Traits::kFastDivWalk>(done, a);
-        store_tile(a, sm, c, d, o, st, d.m_block * BM + row_in_tile, t);
+        store_tile(a, d, o, st, d.m_block * BM + row_in_tile, t);
       };
       if (!next_tile()) {
         last_pv(sm, c, lane, o, p, s_prev, v_parity);
@@ -463,13 +460,8 @@ struct Fa3Fwd {
   // 4-byte stores straight from the fragment (8 rows x 16 bytes per instruction)
   // filled the store queue and held the registers they read (ncu: ~10 % of the
   // samples at hd128 seqlen 512, PERF_NOTES fa3-16-byte-o-stores).
-  static __device__ __forceinline__ void store_tile(const Args& a, const Smem<Traits>& sm, int c,
-                                                    const TileCoord& tc, float (&o)[HD / 2], const RowState& st,
-                                                    int row0, int t) {
-    if constexpr (Traits::kTmaStoreO) {
-      store_tile_tma(a, sm, c, tc, o, st, row0, t);
-      return;
-    }
+  static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
+                                                    const RowState& st, int row0, int t) {
     // Row row0's O and LSE addresses, once: row0 + 8 is 8 row strides on (the
     // 64-bit products per row were ~20 instructions of the step between tiles).
     Elem* const out0 = static_cast<Elem*>(a.o) + tc.batch * a.o_batch_stride + row0 * a.o_row_stride +
@@ -505,66 +497,6 @@ struct Fa3Fwd {
       if (t == 0) lse0[8 * r] = l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
     }
   }
-
-  // Named barrier of consumer warpgroup c's O buffer (ids after the turns').
-  static constexpr int kOBufBar = kTurnBar + Traits::kConsumerWGs;
-
-  // store_tile with Traits::kTmaStoreO: the warpgroup writes its 64 rows of O
-  // (already / l, in the output dtype) into its rows of the O buffer with
-  // stmatrix, in the Q tile's layout, and one thread stores them with a TMA
-  // store per 64-column panel, which runs on while the warpgroup goes on to the
-  // next tile. Rows past seqlen_q fall outside the tensor map and are not
-  // written. The thread that issued the previous tile's stores waits until they
-  // have read the buffer before anyone writes it again.
-  static __device__ __forceinline__ void store_tile_tma(const Args& a, const Smem<Traits>& sm, int c,
-                                                        const TileCoord& tc, const float (&o)[HD / 2],
-                                                        const RowState& st, int row0, int t) {
-    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
-    const bool leader = threadIdx.x % 128 == 0;
-    float inv[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float l = quad_sum(st.l[r]);  // >= 1 when > 0 (see store_tile)
-      inv[r] = l > 0.f ? __frcp_rn(l) : 0.f;
-      const int row = row0 + 8 * r;
-      if (t == 0 && row < a.seqlen_q)
-        a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
-    }
-    if (leader) sm90::bulk_wait_read<0>();
-    sm90::named_barrier_sync(kOBufBar + c, 128);
-    // stmatrix.x4 takes two 8-column groups j, j + 1 of the warp's 16 rows:
-    // matrix m is rows 8 (m % 2) .. +7 of group j + m / 2, and lane i gives row
-    // i % 8 of matrix i / 8. Under the 128B swizzle a row's 16-byte chunk k sits
-    // at chunk k ^ (row % 8), and row % 8 is i % 8 here.
-    const int m = lane / 8, ri = lane % 8;
-    const uint32_t rows = static_cast<uint32_t>(__cvta_generic_to_shared(sm.o())) +
-                          (c * 64 + warp * 16 + 8 * (m % 2) + ri) * sm90::kPanelBytes;
-#pragma unroll
-    for (int j = 0; j < HD / 8; j += 2) {
-      const int chunk = j % 8 + m / 2;
-      sm90::stmatrix_x4(rows + (j / 8) * Traits::kQPanelBytes + ((chunk ^ ri) << 4),
-                        pack2<Elem>(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]),
-                        pack2<Elem>(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]),
-                        pack2<Elem>(o[4 * j + 4] * inv[0], o[4 * j + 5] * inv[0]),
-                        pack2<Elem>(o[4 * j + 6] * inv[1], o[4 * j + 7] * inv[1]));
-    }
-    sm90::fence_proxy_async_smem();  // the generic-proxy writes, before the TMA (async proxy) reads them
-    sm90::named_barrier_sync(kOBufBar + c, 128);
-    if (leader) {
-#pragma unroll
-      for (int p = 0; p < Traits::kPanels; ++p)
-        sm90::tma_store_4d(&a.tma_o, sm.o() + p * Traits::kQPanelBytes + c * 64 * sm90::kPanelBytes, p * 64,
-                           tc.m_block * BM + c * 64, tc.head, tc.batch);
-      sm90::bulk_commit();
-    }
-  }
-
-  // Before the block exits: its last O stores have completed.
-  static __device__ __forceinline__ void finish_stores() {
-    if constexpr (Traits::kTmaStoreO)
-      if (threadIdx.x % 128 == 0) sm90::bulk_wait<0>();
-  }
 };
 
 template <typename Elem, typename Traits>
@@ -580,13 +512,11 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fwd_kernel(const __gr
       sm90::tma_prefetch_map(&args.tma_q);
       sm90::tma_prefetch_map(&args.tma_k);
       sm90::tma_prefetch_map(&args.tma_v);
-      if constexpr (Traits::kTmaStoreO) sm90::tma_prefetch_map(&args.tma_o);
       Fa3Fwd<Elem, Traits>::producer(args, sm);
     }
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();
     Fa3Fwd<Elem, Traits>::consumer(args, sm, wg - 1);
-    Fa3Fwd<Elem, Traits>::finish_stores();
   }
 #endif
 }

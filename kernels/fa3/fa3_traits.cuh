@@ -13,11 +13,6 @@
 #ifndef FA3_PINGPONG
 #define FA3_PINGPONG 1
 #endif
-// O's store through shared memory and TMA can be built out (-DFA3_TMA_STORE_O=0)
-// to compare it with the 16-byte stores from registers.
-#ifndef FA3_TMA_STORE_O
-#define FA3_TMA_STORE_O 1
-#endif
 
 namespace fa {
 
@@ -46,25 +41,17 @@ struct Fa3Traits {
   static constexpr int kKVBytes = kPanels * kKVPanelBytes;  // one K or one V stage
   static_assert(kKVPanelBytes % 1024 == 0 && kQPanelBytes % 1024 == 0, "panels must keep 1024-B swizzle atoms aligned");
 
-  // Shared memory: Q slots | K ring | V ring | O buffer | mbarriers. Two Q slots
-  // where they fit: the next tile's Q then loads while this tile's last blocks
-  // run, instead of after its last Q K^T (one TMA latency per tile, which short
+  // Shared memory: Q slots | K ring | V ring | mbarriers. Two Q slots where
+  // they fit: the next tile's Q then loads while this tile's last blocks run,
+  // instead of after its last Q K^T (one TMA latency per tile, which short
   // sequences feel most).
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
   static constexpr int kQStages =
       2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
-  // O leaves through a buffer laid out as the Q tile (panels, 128B swizzle) and
-  // a TMA store per consumer warpgroup (fa3_kernel.cuh, store_tile), where the
-  // buffer fits beside kQStages Q slots and the ring; otherwise in 16-byte
-  // stores from registers.
-  static constexpr bool kTmaStoreO =
-      FA3_TMA_STORE_O != 0 &&
-      kQStages * kQBytes + 2 * Stages * kKVBytes + kQBytes + kBarBytes(kQStages) + 1024 <= kSmemPerBlockMax;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
-  static constexpr int kOffO = kOffV + Stages * kKVBytes;
-  static constexpr int kOffBar = kOffO + (kTmaStoreO ? kQBytes : 0);
+  static constexpr int kOffBar = kOffV + Stages * kKVBytes;
   // Per Q slot full_q, empty_q; then per stage full_k, empty_k, full_v, empty_v.
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
