@@ -104,6 +104,26 @@ TEST(GradMetrics, ToleranceIsTwiceTheStandardPlusTheFloor) {
   EXPECT_EQ(grad_floor_factor(DType::f32), 0x1.0p-17);
 }
 
+// A NaN/Inf in the standard's own gradient (counted apart from its max_abs) leaves
+// that tensor without a tolerance: NaN, which no kernel passes, as in the forward
+// rule; the other tensors keep theirs.
+TEST(GradMetrics, BrokenStandardGivesThatTensorNoTolerance) {
+  GradComparison standard;
+  standard.errors.dq = TensorErrors{1e-3, 0, 0, 0, 0};
+  standard.errors.dk = TensorErrors{1e-3, 0, 0, 2, 0};  // two non-finite values
+  standard.errors.dv = TensorErrors{1e-3, 0, 0, 0, 0};
+  standard.dq_ref_max_abs = standard.dk_ref_max_abs = standard.dv_ref_max_abs = 1.0;
+  GradErrors g;
+  set_grad_tolerances(g, DType::bf16, standard);
+  EXPECT_DOUBLE_EQ(g.dq.tolerance, 2e-3 + 0x1.0p-7 + 0x1.0p-17);
+  EXPECT_TRUE(std::isnan(g.dk.tolerance));
+  EXPECT_DOUBLE_EQ(g.dv.tolerance, g.dq.tolerance);
+  g.dq.max_abs = g.dk.max_abs = g.dv.max_abs = 0.0;  // an exact kernel
+  EXPECT_TRUE(g.dq.passes());
+  EXPECT_FALSE(g.dk.passes());
+  EXPECT_FALSE(g.passes());
+}
+
 double rel_max_error(const std::vector<double>& x, const std::vector<double>& r) {
   double e = 0, m = 0;
   for (size_t i = 0; i < r.size(); ++i) {

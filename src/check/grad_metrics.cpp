@@ -97,8 +97,12 @@ void set_grad_tolerances(GradErrors& g, DType dtype, const GradComparison& stand
   // of the three at float32's drift over 16384 terms (the fp32 factor).
   const double scale = std::max({ref_max[0], ref_max[1], ref_max[2]});
   const double absolute = grad_floor_factor(DType::f32) * scale;
+  // A non-finite value among the standard's own gradients (counted apart from its
+  // max_abs) makes that tensor's tolerance NaN, which no kernel passes: a broken
+  // standard proves nothing, as in the forward rule (tolerances_for, metrics.h).
   TensorErrors* t[3] = {&g.dq, &g.dk, &g.dv};
-  for (int i = 0; i < 3; ++i) t[i]->tolerance = 2.0 * e[i]->max_abs + factor * ref_max[i] + absolute;
+  for (int i = 0; i < 3; ++i)
+    t[i]->tolerance = e[i]->nonfinite > 0 ? NAN : 2.0 * e[i]->max_abs + factor * ref_max[i] + absolute;
 }
 
 }  // namespace fa

@@ -35,6 +35,8 @@ void set_grad_tolerances(GradErrors&, const AttnProblem&, const HostInputs&, con
                          const StandardStats* stats = nullptr);
 // The same rule from the standard's comparison with the reference, measured
 // elsewhere (on the device: standard_grad_errors_gpu, check/standard_bwd_gpu.h).
+// Both forms: where the standard's gradient X holds a NaN/Inf, tolerance_X is NaN,
+// which no kernel passes (a broken standard proves nothing, as in the forward).
 void set_grad_tolerances(GradErrors&, DType, const GradComparison& standard);
 // One ulp of the dtype at the largest checked value (2^-7 bf16, 2^-10 fp16);
 // fp32: 2^-17, float32 rounding's random walk over 16384 terms (sqrt(n) * 2^-24).
