@@ -112,7 +112,7 @@ struct Fa3Fp8Fwd {
       const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
       const int qs = qring.stage();
-      sm.empty_q(qs).wait_suspended(qring.parity() ^ 1);
+      sm.empty_q(qs).wait(qring.parity() ^ 1);
       sm.full_q(qs).arrive_expect_tx(Traits::kQBytes);
       for (int p = 0; p < Traits::kQKPanels; ++p)
         sm90::tma_load_4d(sm.q(qs) + p * Traits::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word,
@@ -121,12 +121,12 @@ struct Fa3Fp8Fwd {
       for (int i = 0; i < n_blocks; ++i, ++ring.count) {
         const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
         const int s = ring.stage();
-        sm.empty_k(s).wait_suspended(ring.parity() ^ 1);
+        sm.empty_k(s).wait(ring.parity() ^ 1);
         sm.full_k(s).arrive_expect_tx(Traits::kKVBytes);
         for (int p = 0; p < Traits::kQKPanels; ++p)
           sm90::tma_load_4d(sm.k(s) + p * Traits::kKPanelBytes, &a.tma_k, &sm.full_k(s).word,
                             p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
-        sm.empty_v(s).wait_suspended(ring.parity() ^ 1);
+        sm.empty_v(s).wait(ring.parity() ^ 1);
         sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
         for (int p = 0; p < Traits::kVPanels; ++p)  // V^T: keys along the row, head_dim rows
           sm90::tma_load_4d(sm.v(s) + p * Traits::kVPanelBytes, &a.tma_vt, &sm.full_v(s).word,

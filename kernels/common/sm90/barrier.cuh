@@ -36,19 +36,6 @@ struct MBarrier {
     while (!cuda::ptx::mbarrier_try_wait_parity(&word, parity)) {
     }
   }
-
-  // As wait, for a thread with nothing else to do meanwhile (a producer waiting
-  // for a free stage): each try may suspend the thread until the phase completes
-  // (or 10 ms pass) rather than fail at once, so the wait does not spin
-  // through issue slots that the consumer warps of its SM sub-partition need.
-  // The plain try in a loop spun ~2.9 M times per launch in fa3's producer at
-  // hd64 causal 512, 9 % of the kernel's instructions (ncu; PERF_NOTES
-  // fa3-producer-suspended-wait).
-  __device__ void wait_suspended(uint32_t parity) {
-    const uint32_t suspend_ns = 10'000'000;  // a local: the wrapper takes it by reference
-    while (!cuda::ptx::mbarrier_try_wait_parity(&word, parity, suspend_ns)) {
-    }
-  }
 };
 
 // Makes mbarrier initialisation visible to the async proxy (TMA) before use.
