@@ -36,6 +36,11 @@ __device__ __forceinline__ int kv_blocks(int m_block, const Args& a) {
   return n;
 }
 
+// Whether any tile can have kv_blocks() == 0: a row sees no key only under the
+// causal mask and only where seqlen_q > seqlen_k (row i sees keys up to
+// i + seqlen_k - seqlen_q).
+__device__ __forceinline__ bool some_rows_see_no_key(const Args& a) { return a.causal && a.seqlen_q > a.seqlen_k; }
+
 // Whether K/V block n needs the per-element mask for tile m_block: it holds
 // keys past seqlen_k, or (causal) keys some row of the tile may not see.
 template <int BlockM, int BlockN>
