@@ -287,11 +287,11 @@ struct Fa3Fwd {
     const int row_in_tile = c * 64 + warp * 16 + g;  // this thread's rows: +0 and +8
     // The last warpgroup hands the first turn to warpgroup 0.
     if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
-    // Tiles whose rows see no key, while the first Q and K are on their way. Only
-    // where there can be any: the walk over the block's tiles cost each consumer
-    // warp ~136 instructions per tile before its first GEMM, 7 % of the kernel's
-    // instructions at hd64 causal 512 (ncu; PERF_NOTES fa3-short-empty-tile-walk).
-    if (some_rows_see_no_key(a)) store_empty_tiles(a);
+    // Tiles whose rows see no key, while the first Q and K are on their way. The
+    // walk over the block's tiles costs each consumer warp ~136 instructions per
+    // tile before its first GEMM (ncu, hd64 causal 512), so it is skipped where no
+    // row can be empty (Traits::kSkipNeedlessEmptyWalk says where).
+    if (!Traits::kSkipNeedlessEmptyWalk || some_rows_see_no_key(a)) store_empty_tiles(a);
     RingPos<Traits::kStages> ring;
     RingPos<Traits::kQStages> qring;
     int round = 0;
