@@ -30,10 +30,29 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // Set S to -inf where key col may not be seen by the row: col >= seqlen_k, or
 // (causal) col > row + seqlen_k - seqlen_q. col_base = first key of the block.
-template <int BlockN>
+// kDiagonalPairs: a causal block that lies inside seqlen_k hides keys only right of
+// the diagonal, and row0 + 8's first hidden key is row0's plus 8, so (row0 + 8,
+// column c + 8) takes (row0, c)'s test: one compare serves two elements (cuDNN's
+// kernel does the same; PERF_NOTES fa3-short-diagonal-pairs). Taken for a tile's
+// first block (the diagonal one) only: in the block loop it would grow the code
+// that every block runs.
+template <int BlockN, bool kDiagonalPairs = false>
 __device__ __forceinline__ void apply_mask(float (&s)[BlockN / 2], int col_base, int row0, int seqlen_q,
                                            int seqlen_k, bool causal) {
   const int t = threadIdx.x % 4;
+  if (kDiagonalPairs && causal && col_base + BlockN <= seqlen_k) {
+    // Element (row0, group k, e) is key col_base + 8k + 2t + e: hidden from 8k + e on.
+    const int first_hidden = row0 + seqlen_k - seqlen_q + 1 - col_base - 2 * t;
+#pragma unroll
+    for (int k = -1; k < BlockN / 8; ++k)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool hidden = 8 * k + e >= first_hidden;
+        if (k >= 0 && hidden) s[4 * k + e] = -INFINITY;                         // row0, group k
+        if (k + 1 < BlockN / 8 && hidden) s[4 * (k + 1) + 2 + e] = -INFINITY;  // row0 + 8, group k + 1
+      }
+    return;
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = row0 + 8 * r;

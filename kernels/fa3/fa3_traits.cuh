@@ -86,6 +86,10 @@ struct Fa3Traits {
   // for P V instead of 51), 0.6-1 % slower from 2048, so the walk always runs.
   static constexpr bool kSkipNeedlessEmptyWalk = HeadDim != 128;
 
+  // A tile's first (diagonal) block is masked with one compare per two elements
+  // (fa3_softmax.cuh, apply_mask).
+  static constexpr bool kDiagonalPairs = true;
+
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
