@@ -263,7 +263,7 @@ struct Fa3Fwd {
           if (n_blocks == 1) sm.empty_q(qs).arrive();
         }
         if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
-          apply_mask<BN, Traits::kDiagonalPairs>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+          apply_mask<BN, true>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
         // alpha is applied to O = 0: harmless
         online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
         p_to_a_fragments<Elem, BN>(sc, p);
@@ -326,8 +326,8 @@ struct Fa3Fwd {
         if (n_blocks == 1) sm.empty_q(qs).arrive();
       }
       if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
-        apply_mask<BN, Traits::kDiagonalPairs>(sc, (n_blocks - 1) * BN, tc.m_block * BM + row_in_tile,
-                                               a.seqlen_q, a.seqlen_k, a.causal);
+        apply_mask<BN, true>(sc, (n_blocks - 1) * BN, tc.m_block * BM + row_in_tile, a.seqlen_q, a.seqlen_k,
+                             a.causal);
       // alpha is applied to O = 0: harmless
       online_softmax<BN, 0, Traits::kTreeMax>(sc, rs, a.softmax_scale_log2, alpha);
     };

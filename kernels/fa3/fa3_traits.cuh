@@ -79,16 +79,13 @@ struct Fa3Traits {
   static constexpr bool kTreeMax = HeadDim == 64;
 
   // The cross-tile consumer walks its block's tiles for rows that see no key only
-  // where there can be any (fa3_args.cuh, some_rows_see_no_key): +0.8-2.4 % at hd64
-  // causal 512-1024, +0.2-0.6 % at hd256 (same-run A/B on the H200, PERF_NOTES
-  // fa3-short-empty-tile-walk). Not at head_dim 128: there the branch made ptxas
-  // reorder the block loop (the first exponential 94 instructions after the wait
-  // for P V instead of 51), 0.6-1 % slower from 2048, so the walk always runs.
+  // where there can be any (fa3_args.cuh, some_rows_see_no_key): same-run A/Bs on
+  // the H200 (PERF_NOTES fa3-short-empty-tile-walk) gave +1-2.4 % at hd64 causal
+  // 512-1024, and at hd256 +0.2-0.6 % non-causal, -0.5-1 % causal 512-1024. Not at
+  // head_dim 128: there the branch made ptxas reorder the block loop (the first
+  // exponential 94 instructions after the wait for P V instead of 51), 0.6-1 %
+  // slower from 2048, so the walk always runs.
   static constexpr bool kSkipNeedlessEmptyWalk = HeadDim != 128;
-
-  // A tile's first (diagonal) block is masked with one compare per two elements
-  // (fa3_softmax.cuh, apply_mask).
-  static constexpr bool kDiagonalPairs = true;
 
   // Register split after setmaxnreg (65536 per SM, one block per SM): the
   // producer only issues TMA, the consumers hold S, P and O.
