@@ -25,7 +25,7 @@ TEST(AutoTile, EveryRuleNamesATileCompiledInEachOfItsDtypes) {
       if (v.backend != Backend::cuda || v.family != r.family || v.pass != r.pass) continue;
       if (std::count(v.head_dims.begin(), v.head_dims.end(), r.head_dim) == 0) continue;
       family_built = true;
-      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n)
+      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n && (r.stages == 0 || v.tile.stages == r.stages))
         with_tile.insert(with_tile.end(), v.dtypes.begin(), v.dtypes.end());
     }
     if (!family_built) continue;  // not in this build (FA_BENCH_FAMILIES / FA_BENCH_HEAD_DIMS)
@@ -91,6 +91,16 @@ TEST(AutoTile, PlannerTakesTheRulesTileWhereOneAppliesAndTheDefaultElsewhere) {
   Registry only_default;
   only_default.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
   EXPECT_EQ(planned(only_default, "512", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+}
+
+TEST(AutoTile, ARuleWithAStageCountTakesThatDepthOfTheTile) {
+  // hd64 causal up to 1024: 128x128 with two K/V stages, where 128x128 is compiled with four as well.
+  Registry reg;
+  reg.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
+  reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s4", Tile{128, 128, 12, 4}, false));
+  reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s2", Tile{128, 128, 12, 2}, false));
+  EXPECT_EQ(planned(reg, "512", "true"), "fa3.bf16.hd64.128x128.w12.s2");
+  EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.192x128.w16.s2");
 }
 
 TEST(AutoTile, ARuleAppliesOnlyToItsDtypes) {

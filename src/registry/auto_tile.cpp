@@ -15,11 +15,11 @@ const std::vector<AutoTileRule>& auto_tile_rules() {
   // of the three-warpgroup default there (fa3-fp8-three-warpgroups).
   static const std::vector<DType> half = {DType::bf16, DType::f16}, fp8 = {DType::e4m3};
   static const std::vector<AutoTileRule> rules = {
-      {Family::fa3, Pass::fwd, 64, true, 0, 1024, 128, 128, half},
-      {Family::fa3, Pass::fwd, 128, false, 1025, 2048, 128, 160, half},
-      {Family::fa3, Pass::fwd, 256, false, 0, 512, 128, 64, half},
-      {Family::fa3, Pass::fwd, 256, true, 0, 1024, 128, 64, half},
-      {Family::fa3, Pass::fwd, 128, true, 0, 1024, 128, 128, fp8},
+      {Family::fa3, Pass::fwd, 64, true, 0, 1024, 128, 128, 2, half},
+      {Family::fa3, Pass::fwd, 128, false, 1025, 2048, 128, 160, 0, half},
+      {Family::fa3, Pass::fwd, 256, false, 0, 512, 128, 64, 0, half},
+      {Family::fa3, Pass::fwd, 256, true, 0, 1024, 128, 64, 0, half},
+      {Family::fa3, Pass::fwd, 128, true, 0, 1024, 128, 128, 0, fp8},
   };
   return rules;
 }
