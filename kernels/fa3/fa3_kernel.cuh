@@ -214,10 +214,80 @@ struct Fa3Fwd {
   // the block's very first Q K^T is waited for alone (what short sequences, with
   // few K/V blocks per tile, pay most for).
   static __device__ __forceinline__ void consumer(const Args& a, const Smem<Traits>& sm, int c) {
-    if constexpr (Traits::kCrossTile)
+    if constexpr (Traits::kSerialBlocks)
+      consumer_serial(a, sm, c);
+    else if constexpr (Traits::kCrossTile)
       consumer_cross_tile(a, sm, c);
     else
       consumer_per_tile(a, sm, c);
+  }
+
+  // Consumer with Traits::kSerialBlocks: per block, S = Q K^T in one turn, the
+  // softmax, then O += P V in the next turn, each waited for. Only O and one of S or
+  // P are live at a time (192 registers at hd256 with 128 keys, against 224 for the
+  // pairing of run_blocks), which lets a tile take 128 keys a block at hd256: half
+  // the per-block costs (row reductions, rescale, barriers) of 64-80 keys. The
+  // warpgroups take turns strictly (Q K^T of one, then of the other, then P V of
+  // one...), so each one's softmax runs under the other's GEMMs.
+  static __device__ __forceinline__ void consumer_serial(const Args& a, const Smem<Traits>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
+    for (int round = 0;; ++round) {
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
+      const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
+      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+      float o[HD / 2];
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      RowState st;
+      if (n_blocks > 0) {
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
+        const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
+        for (int i = 0; i < n_blocks; ++i, ++ring.count) {
+          const int n = n_blocks - 1 - i;  // last block first, as the producer loads them
+          const int s = ring.stage();
+          float sc[BN / 2];
+          uint32_t p[BN / 16][4];
+          float alpha[2];
+          sm.full_k(s).wait(ring.parity());
+          wait_turn(c);
+          issue_qk(sc, desc_q, sm, s);
+          pass_turn(c);
+          sm90::wgmma_wait<0>();
+          sm90::fence_regs(sc);
+          if (lane == 0) {
+            sm.empty_k(s).arrive();
+            if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+          }
+          if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a)) {
+            if (i == 0)
+              apply_mask<BN, true>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+            else
+              apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+          }
+          online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
+          rescale_o<HD>(o, alpha);  // O = 0 before the first block: harmless
+          p_to_a_fragments<Elem, BN>(sc, p);
+          sm.full_v(s).wait(ring.parity());
+          wait_turn(c);
+          sm90::fence_regs(o);
+          issue_pv(o, p, sm, s);
+          pass_turn(c);
+          sm90::wgmma_wait<0>();
+          sm90::fence_regs(o);
+          sm90::fence_regs(p);
+          if (lane == 0) sm.empty_v(s).arrive();
+        }
+        ++qring.count;
+      }
+      store_tile(a, tc, o, st, row0, t);
+    }
   }
 
   // Consumer without kCrossTile: each tile's first Q K^T and last P V alone. Kept

@@ -60,10 +60,16 @@ struct Fa3Traits {
   // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above).
   static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
 
+  // Each block's Q K^T, softmax and P V one after another in a warpgroup (fa3_kernel.cuh,
+  // consumer_serial), where S, P and O together would not fit the consumer's registers:
+  // hd256 with 128-key blocks (O 128 + S 64 + P 32 per thread). Ping-pong still keeps
+  // the tensor cores fed, one warpgroup's softmax under the other's GEMMs.
+  static constexpr bool kSerialBlocks = HeadDim / 2 + BlockN / 2 + BlockN / 4 > 200;
+
   // A tile's last P V issued with the next tile's first Q K^T (fa3_kernel.cuh).
   // Measured on the H200 (PERF_NOTES fa3-cross-tile-pipeline): +0-9 % with two consumer warpgroups
   // (hd128, hd256), -5 % with three (hd64 192x128, 160 registers each), so off there.
-  static constexpr bool kCrossTile = kConsumerWGs == 2;
+  static constexpr bool kCrossTile = kConsumerWGs == 2 && !kSerialBlocks;
 
   // The tile walk divides through FastDivs (fa3_scheduler.cuh, tile_at) with two
   // consumer warpgroups: H200, paper-fwd, same-run A/B (PERF_NOTES

@@ -5,12 +5,12 @@
 # candidates dropped -- 3 stages, 128x192 -- measured). "*" marks the default
 # per head_dim.
 fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
-  bf16:64:192:128:16:2*  bf16:64:128:128:12:2
-  fp16:64:192:128:16:2*  fp16:64:128:128:12:2
+  bf16:64:192:128:16:2*  bf16:64:128:128:12:2  bf16:64:128:128:12:4
+  fp16:64:192:128:16:2*  fp16:64:128:128:12:2  fp16:64:128:128:12:4
   bf16:128:128:128:12:2* bf16:128:128:176:12:2  bf16:128:128:160:12:2
   fp16:128:128:128:12:2* fp16:128:128:176:12:2  fp16:128:128:160:12:2
-  bf16:256:128:80:12:2*  bf16:256:128:64:12:2
-  fp16:256:128:80:12:2*  fp16:256:128:64:12:2)
+  bf16:256:128:80:12:2*  bf16:256:128:64:12:2  bf16:256:128:128:12:1
+  fp16:256:128:80:12:2*  fp16:256:128:64:12:2  fp16:256:128:128:12:1)
 
 # The FP8 forward (fa3_fp8_entry.cuh): e4m3 Q, K, V with descales, bf16 O, 2
 # stages. hd128's default has three consumer warpgroups (192 query rows); its
