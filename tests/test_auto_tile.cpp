@@ -25,7 +25,7 @@ TEST(AutoTile, EveryRuleNamesATileCompiledInEachOfItsDtypes) {
       if (v.backend != Backend::cuda || v.family != r.family || v.pass != r.pass) continue;
       if (std::count(v.head_dims.begin(), v.head_dims.end(), r.head_dim) == 0) continue;
       family_built = true;
-      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n && (r.stages == 0 || v.tile.stages == r.stages))
+      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n && v.tile.stages == r.stages)
         with_tile.insert(with_tile.end(), v.dtypes.begin(), v.dtypes.end());
     }
     if (!family_built) continue;  // not in this build (FA_BENCH_FAMILIES / FA_BENCH_HEAD_DIMS)
@@ -33,7 +33,7 @@ TEST(AutoTile, EveryRuleNamesATileCompiledInEachOfItsDtypes) {
     EXPECT_FALSE(r.dtypes.empty());
     for (DType t : r.dtypes)
       EXPECT_EQ(std::count(with_tile.begin(), with_tile.end(), t), 1)
-          << to_string(r.family) << " hd" << r.head_dim << " " << r.block_m << "x" << r.block_n << " "
+          << to_string(r.family) << " hd" << r.head_dim << " " << r.block_m << "x" << r.block_n << " s" << r.stages << " "
           << to_string(t);
   }
   if (checked == 0) GTEST_SKIP() << "no rule's family and head dim is in this build (no CUDA kernels)";

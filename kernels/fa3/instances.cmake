@@ -2,15 +2,17 @@
 # warps = 4 * (block_m / 64 + 1): one producer warpgroup plus one consumer
 # warpgroup per 64 query rows. At least two tiles per head dim so --block can compare
 # (docs/FA3.md says why these; PERF_NOTES.md "FA3" has what they and the
-# candidates dropped -- 3 stages, 128x192 -- measured). "*" marks the default
-# per head_dim.
+# candidates dropped -- 3 and 4 stages, 128x192, hd256 128x64 -- measured). hd256
+# 128x128 has one K/V stage (what shared memory holds) and the serial block loop
+# (Fa3Traits::kSerialBlocks); it runs up to 2048 tokens (registry/auto_tile.cpp).
+# "*" marks the default per head_dim.
 fa_add_instances(FA_FAMILY_INSTANCES fa3 fa3/fa3_fwd.cuh fa::Fa3Kernel
-  bf16:64:192:128:16:2*  bf16:64:128:128:12:2  bf16:64:128:128:12:4
-  fp16:64:192:128:16:2*  fp16:64:128:128:12:2  fp16:64:128:128:12:4
-  bf16:128:128:128:12:2* bf16:128:128:176:12:2  bf16:128:128:160:12:2  bf16:128:128:192:12:2  bf16:128:128:256:12:1
+  bf16:64:192:128:16:2*  bf16:64:128:128:12:2
+  fp16:64:192:128:16:2*  fp16:64:128:128:12:2
+  bf16:128:128:128:12:2* bf16:128:128:176:12:2  bf16:128:128:160:12:2
   fp16:128:128:128:12:2* fp16:128:128:176:12:2  fp16:128:128:160:12:2
-  bf16:256:128:80:12:2*  bf16:256:128:64:12:2  bf16:256:128:128:12:1
-  fp16:256:128:80:12:2*  fp16:256:128:64:12:2  fp16:256:128:128:12:1)
+  bf16:256:128:80:12:2*  bf16:256:128:128:12:1
+  fp16:256:128:80:12:2*  fp16:256:128:128:12:1)
 
 # The FP8 forward (fa3_fp8_entry.cuh): e4m3 Q, K, V with descales, bf16 O, 2
 # stages. hd128's default has three consumer warpgroups (192 query rows); its

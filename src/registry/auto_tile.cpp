@@ -9,17 +9,19 @@ const std::vector<AutoTileRule>& auto_tile_rules() {
   // repetitions within 0.5 % of each other): where another compiled tile beat the
   // default by more than 1 % at 512-2048 tokens. hd64 causal: the two-consumer
   // 128x128 tile with the cross-tile pipeline (+3.7 % at 1024, even at 512);
-  // hd128 non-causal 2048: 128x160 (+2.2 %); hd256 at 512 (and causal 1024): the
-  // narrower 128x64 (+1.5 % non-causal, +2.6 % causal).
+  // hd128 non-causal 2048: 128x160 (+2.2 %); hd256 up to 2048: 128x128 with one
+  // K/V stage and the serial block loop, 1-12 % ahead of 128x80 (and of the 128x64
+  // it replaces) there, even at 4096, 7-11 % behind from 8192 (PERF_NOTES
+  // fa3-hd256-128-keys).
   // e4m3 hd128 causal up to 1024: the two-warpgroup 128x128 tile, 5-10 % ahead
   // of the three-warpgroup default there (fa3-fp8-three-warpgroups).
   static const std::vector<DType> half = {DType::bf16, DType::f16}, fp8 = {DType::e4m3};
   static const std::vector<AutoTileRule> rules = {
       {Family::fa3, Pass::fwd, 64, true, 0, 1024, 128, 128, 2, half},
-      {Family::fa3, Pass::fwd, 128, false, 1025, 2048, 128, 160, 0, half},
-      {Family::fa3, Pass::fwd, 256, false, 0, 512, 128, 64, 0, half},
-      {Family::fa3, Pass::fwd, 256, true, 0, 1024, 128, 64, 0, half},
-      {Family::fa3, Pass::fwd, 128, true, 0, 1024, 128, 128, 0, fp8},
+      {Family::fa3, Pass::fwd, 128, false, 1025, 2048, 128, 160, 2, half},
+      {Family::fa3, Pass::fwd, 256, false, 0, 2048, 128, 128, 1, half},
+      {Family::fa3, Pass::fwd, 256, true, 0, 2048, 128, 128, 1, half},
+      {Family::fa3, Pass::fwd, 128, true, 0, 1024, 128, 128, 2, fp8},
   };
   return rules;
 }

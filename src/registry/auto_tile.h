@@ -1,7 +1,7 @@
 // `--block auto`'s choice where the best tile depends on the problem's length:
 // a family's default tile (the `*` in its instances.cmake) unless a rule here
-// names another compiled tile (block_m x block_n, and the stage count where
-// one tile is compiled with several) for the pass, head dim, mask and length. Each
+// names another compiled tile (block_m x block_n and stage count) for the pass,
+// head dim, mask and length. Each
 // rule comes from a measurement (docs/PERF_NOTES.md, fa3-tile-by-length); a
 // test holds every rule against the registry (the tile must be compiled for
 // each of the rule's dtypes wherever its family and head dim are).
@@ -21,7 +21,7 @@ struct AutoTileRule {
   bool causal = false;
   int64_t min_length = 0, max_length = 0;  // inclusive; length = max(seqlen_q, seqlen_k)
   int block_m = 0, block_n = 0;
-  int stages = 0;  // the K/V ring's depth where the tile is compiled with more than one; 0: any
+  int stages = 0;  // the K/V ring's depth: one block_m x block_n may be compiled with several
   std::vector<DType> dtypes;  // the input dtypes the rule applies to
 };
 

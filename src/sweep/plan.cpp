@@ -123,7 +123,7 @@ class Planner {
         if (auto rule = auto_tile_rule(f, vp, p))
           for (const auto* v : fit)
             if (v->tile.block_m == rule->block_m && v->tile.block_n == rule->block_n &&
-                (rule->stages == 0 || v->tile.stages == rule->stages))
+                v->tile.stages == rule->stages)
               chosen.push_back(v);
         if (chosen.empty())
           for (const auto* v : fit)
