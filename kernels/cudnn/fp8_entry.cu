@@ -4,8 +4,11 @@
 #if defined(FA_BENCH_HAVE_CUDNN)
 #include "cudnn/fp8_entry.h"
 
+#include <optional>
+
 #include <cuda_runtime.h>
 
+#include "common/per_device.h"
 #include "cudnn/cudnn_sdpa_fp8.h"
 
 namespace fa::cudnn_fp8_entry {
@@ -63,8 +66,18 @@ const char* unsupported(const AttnParams& p) {
 int launch(const AttnParams& p, void* stream) {
   if (settings_refusal(p)) return int(cudaErrorNotSupported);
   if (!p.o_scale || !p.q_descale.ptr || !p.k_descale.ptr || !p.v_descale.ptr) return int(cudaErrorInvalidValue);
-  void* scalars = nullptr;  // the current device's block; a host query, nothing enqueued
-  if (const cudaError_t e = cudaGetSymbolAddress(&scalars, g_scalars); e != cudaSuccess) return int(e);
+  // The current device's block: a host query, nothing enqueued, asked once per device.
+  int dev = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return int(e);
+  static PerDevice<void*> blocks;
+  cudaError_t err = cudaSuccess;
+  const std::optional<void*> block = blocks.get(dev, [&]() -> std::optional<void*> {
+    void* b = nullptr;
+    err = cudaGetSymbolAddress(&b, g_scalars);
+    return err == cudaSuccess ? std::optional<void*>(b) : std::nullopt;
+  });
+  if (!block) return int(err);
+  void* scalars = *block;
   cudnn_sdpa_fp8::Fp8Params f = fp8_params(p);
   float* s = static_cast<float*>(scalars);
   f.amax_s = s + kAmaxS, f.amax_o = s + kAmaxO, f.scale_s = s + kScaleSIdx, f.descale_s = s + kDescaleS;

@@ -2,8 +2,8 @@
 // it. The kernel itself is in fa3_kernel.cuh; this file builds its parameters
 // (TMA maps, the scheduler's plan) and says which problems it can run.
 #pragma once
-#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "common/attn_params.h"
+#include "common/per_device.h"
 #include "fa3/fa3_kernel.cuh"
 
 namespace fa {
@@ -18,21 +19,21 @@ namespace fa {
 namespace fa3 {
 // Compute capability of the current device, asked once per device (--devices
 // may drive GPUs of different kinds from several host threads); -1 when there
-// is no usable device.
+// is no usable device (not cached: asked again next time).
 inline int current_device_sm() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return -1;
-  constexpr int kCached = 64;
-  static std::atomic<int> known[kCached] = {};  // 0: not asked yet
-  if (dev < kCached) {
-    if (const int sm = known[dev].load(std::memory_order_relaxed)) return sm;
-  }
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return -1;
-  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return -1;
-  const int sm = major * 10 + minor;
-  if (dev < kCached) known[dev].store(sm, std::memory_order_relaxed);
-  return sm;
+  static PerDevice<int> known;
+  return known
+      .get(dev,
+           [dev]() -> std::optional<int> {
+             int major = 0, minor = 0;
+             if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+                 cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+               return std::nullopt;
+             return major * 10 + minor;
+           })
+      .value_or(-1);
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }

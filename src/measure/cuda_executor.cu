@@ -13,13 +13,12 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <vector>
 
 
+#include "common/per_device.h"
 #include "common/problem_params.h"
 #include "core/e4m3.h"
 #include "core/errors.h"
@@ -160,23 +159,6 @@ std::string uuid_text(const cudaUUID_t& u) {
   }
   return os.str();
 }
-
-// A number measured once per device and process: every executor on a device
-// shares it, executors on other devices (--devices) have their own.
-class PerDevice {
- public:
-  template <typename Measure>
-  double get(int device, Measure measure) {
-    std::lock_guard lock(mu_);
-    auto it = values_.find(device);
-    if (it == values_.end()) it = values_.emplace(device, measure()).first;
-    return it->second;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<int, double> values_;
-};
 
 class CudaExecutor final : public Executor {
  public:
@@ -414,13 +396,14 @@ class CudaExecutor final : public Executor {
   ClockReading clock() const override { return ClockReading{nvml_.sm_mhz(), max_sm_mhz_}; }
 
   double matmul_ceiling_tflops() override {
-    static PerDevice ceilings;
-    return ceilings.get(device_, [&] { return measure_matmul_ceiling(); });
+    // Measured once per device and process: every executor on a device shares it.
+    static PerDevice<double> ceilings;
+    return *ceilings.get(device_, [&] { return std::optional<double>(measure_matmul_ceiling()); });
   }
 
   double copy_bandwidth_gbps() override {
-    static PerDevice bandwidths;
-    return bandwidths.get(device_, [&] { return measure_copy_bandwidth(); });
+    static PerDevice<double> bandwidths;
+    return *bandwidths.get(device_, [&] { return std::optional<double>(measure_copy_bandwidth()); });
   }
 
   std::optional<DramReading> measure_dram(const std::function<void(RunContext&)>& launch,
