@@ -104,6 +104,52 @@ TEST(Compare, MissingRowFailsAndNewRowDoesNot) {
   EXPECT_FALSE(rep.failed());
 }
 
+TEST(Compare, ARowWhoseKernelChangedPairsWhenItIsAloneInItsFamily) {
+  // --block auto took another tile between the runs: fa3 at this problem has one
+  // row on each side, under two names. They pair, and the slowdown is judged.
+  Result b = row("fa3.bf16.hd256.128x80.w12.s2", 1.0), c = row("fa3.bf16.hd256.128x128.w12.s1", 1.2);
+  b.family = c.family = Family::fa3;
+  b.backend = c.backend = Backend::cuda;
+  Result other = row("cudnn.bf16", 1.0);
+  other.family = Family::cudnn;
+  other.backend = Backend::cuda;
+  CompareReport rep = compare_results({b, other}, {other, c}, {});
+  ASSERT_EQ(rep.pairs.size(), 2u);
+  EXPECT_EQ(rep.missing, 0);
+  EXPECT_EQ(rep.added, 0);
+  EXPECT_EQ(rep.renamed, 1);
+  EXPECT_EQ(rep.pairs[0].kernel, "fa3.bf16.hd256.128x80.w12.s2 → fa3.bf16.hd256.128x128.w12.s1");
+  EXPECT_EQ(rep.pairs[0].verdict, Verdict::slower);
+  EXPECT_TRUE(rep.failed());
+  EXPECT_NE(compare_markdown(rep, {}, "b", "c").find("1 pairs changed kernel"), std::string::npos);
+  // Another family, another problem or another pass never pairs that way.
+  Result c_family = c, c_problem = c, c_pass = c;
+  c_family.family = Family::fa2;
+  c_problem.problem.seqlen_q = c_problem.problem.seqlen_k = 256;
+  c_pass.pass = Pass::bwd;
+  for (const Result& x : {c_family, c_problem, c_pass}) {
+    rep = compare_results({b}, {x}, {});
+    EXPECT_EQ(rep.missing, 1);
+    EXPECT_EQ(rep.added, 1);
+    EXPECT_EQ(rep.renamed, 0);
+  }
+}
+
+TEST(Compare, TwoUnpairedRowsOfAFamilyStayMissing) {
+  // Two tiles timed in the baseline, another one now: which one it replaces is
+  // not known, so nothing pairs.
+  Result b1 = row("fa3.t1", 1.0), b2 = row("fa3.t2", 1.0), c = row("fa3.t3", 1.0);
+  b1.family = b2.family = c.family = Family::fa3;
+  CompareReport rep = compare_results({b1, b2}, {c}, {});
+  EXPECT_EQ(rep.missing, 2);
+  EXPECT_EQ(rep.added, 1);
+  EXPECT_EQ(rep.renamed, 0);
+  // Likewise one baseline row against two new ones.
+  rep = compare_results({b1}, {b2, c}, {});
+  EXPECT_EQ(rep.missing, 1);
+  EXPECT_EQ(rep.added, 2);
+}
+
 TEST(Compare, PairsByKernelAndProblem) {
   // Same kernel, other seqlen: not the same pair.
   CompareReport rep = compare_results({row("a", 1, 0.01, 128)}, {row("a", 5, 0.01, 256)}, {});

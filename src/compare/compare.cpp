@@ -176,6 +176,14 @@ void judge_correctness(PairReport& p, const CompareOptions& o, int& other_inputs
                                      c.traffic_model.total()));
 }
 
+// A row's key with its kernel name replaced by its family and back end: the
+// same measurement under another variant of the family (--block auto's tile for
+// a length changed between the runs, say).
+std::string family_key(Result r) {
+  r.kernel = fmt::format("{}/{}", to_string(r.family), to_string(r.backend));
+  return r.key();
+}
+
 }  // namespace
 
 CompareReport compare_results(const std::vector<Result>& baseline, const std::vector<Result>& current,
@@ -186,6 +194,18 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     if (r.fp8) cur_any_fp8[key_without_fp8(r)] = &r;
   }
   std::map<std::string, bool> seen;
+  // Rows without an exact partner pair across a kernel name change where their
+  // family, back end, problem and pass leave exactly one such row on each side.
+  std::map<std::string, int> lone_baseline;
+  std::map<std::string, std::vector<const Result*>> lone_current;
+  for (const Result& b : baseline)
+    if (!cur.count(b.key())) ++lone_baseline[family_key(b)];
+  {
+    std::map<std::string, bool> in_baseline;
+    for (const Result& b : baseline) in_baseline[b.key()] = true;
+    for (const Result& c : current)
+      if (!in_baseline.count(c.key())) lone_current[family_key(c)].push_back(&c);
+  }
   CompareReport rep;
   for (const Result& b : baseline) {
     PairReport p;
@@ -194,7 +214,17 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
     p.shape = shape_label(b);
     p.baseline = b;
     auto it = cur.find(p.key);
-    if (it == cur.end()) {
+    const Result* partner = it != cur.end() ? it->second : nullptr;
+    if (!partner) {
+      const std::string fk = family_key(b);
+      const auto lone = lone_current.find(fk);
+      if (lone_baseline[fk] == 1 && lone != lone_current.end() && lone->second.size() == 1) {
+        partner = lone->second.front();
+        p.kernel = fmt::format("{} → {}", row_label(b), row_label(*partner));
+        ++rep.renamed;
+      }
+    }
+    if (!partner) {
       // Inputs quantized another way are another measurement: never paired.
       const auto other = b.fp8 ? cur_any_fp8.find(key_without_fp8(b)) : cur_any_fp8.end();
       p.problems.push_back(other == cur_any_fp8.end()
@@ -205,8 +235,8 @@ CompareReport compare_results(const std::vector<Result>& baseline, const std::ve
                                              describe(b.fp8), describe(other->second->fp8)));
       ++rep.missing;
     } else {
-      p.current = *it->second;
-      seen[p.key] = true;
+      p.current = *partner;
+      seen[partner->key()] = true;
       judge_correctness(p, o, rep.other_inputs, rep.other_rows);
       judge_timing(p, o);
     }
@@ -240,6 +270,10 @@ std::string compare_markdown(const CompareReport& r, const CompareOptions& o, co
                               r.failed() ? "REGRESSION" : "ok", bname, cname);
   s += fmt::format("{} pairs: {} regressions, {} slower, {} faster, {} same, {} ambiguous, {} missing, {} new. ",
                    r.pairs.size(), r.regressions, r.slower, r.faster, r.same, r.ambiguous, r.missing, r.added);
+  if (r.renamed > 0)
+    s += fmt::format("{} pairs changed kernel (`baseline → current`: the one row of their family at that problem on "
+                     "each side, e.g. another tile chosen by --block auto). ",
+                     r.renamed);
   if (!r.run_problem.empty()) s += fmt::format("**Regression: {}.** ", r.run_problem);
   if (r.other_inputs > 0)
     s += fmt::format("{} pairs ran on other inputs (another seed): their errors are judged by each row's status "

@@ -44,6 +44,10 @@ struct PairReport {
 struct CompareReport {
   std::vector<PairReport> pairs;
   int regressions = 0, faster = 0, slower = 0, same = 0, ambiguous = 0, missing = 0, added = 0;
+  // Pairs made across a kernel name change: a baseline row without an exact
+  // partner and a current row without one, alone of their family, back end,
+  // problem and pass on each side (docs/COMPARE.md).
+  int renamed = 0;
   int other_inputs = 0;  // pairs with errors on both sides but different seeds: errors not compared
   int other_rows = 0;    // same seed, but another set of rows checked (rows_checked, sampled): errors not compared
   // Non-empty when the run as a whole is slower (a sign test over every timed
