@@ -1,6 +1,6 @@
 // The fa3 kernels, as compiled into libfa_kernels.a, run on the Hopper tensor-core
 // path (HGMMA, or QGMMA for the e4m3 forward, in the SASS of every forward and
-// backward main kernel) and keep
+// backward main kernel, issued as a pipeline rather than one wait per wgmma) and keep
 // everything in registers (no stack frame, no local memory, no LDL/STL, in those
 // and in the backward's pre- and post-pass). Needs no GPU: it reads the library
 // with cuobjdump.
@@ -12,6 +12,7 @@
 // no cuobjdump.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -62,6 +63,11 @@ fs::path gpu_library() { return fs::path(FA_BENCH_EXE).parent_path() / "libfa_ke
 
 struct KernelSass {
   int hgmma = 0, local_ops = 0;  // hgmma counts QGMMA too
+  // The most wgmmas issued between two waits (WARPGROUP.DEPBAR): a pipelined Q K^T
+  // alone issues head_dim / 16 (e4m3: / 32) of them back to back. Where ptxas
+  // serializes the pipeline ("wgmma.mma_async instructions are serialized", C7511:
+  // an accumulator it cannot keep in place) it waits after every one: 1.
+  int longest_gmma_run = 0, gmma_run = 0;
 };
 
 // SASS per sm_90a function: counts of HGMMA and of local-memory loads/stores.
@@ -89,7 +95,12 @@ std::map<std::string, KernelSass> parse_sass(const std::string& sass) {
     }
     if (!cur) continue;
     // HGMMA: 16-bit operands; QGMMA: e4m3 ones (the FP8 forward).
-    if (line.find("HGMMA") != std::string_view::npos || line.find("QGMMA") != std::string_view::npos) ++cur->hgmma;
+    if (line.find("HGMMA") != std::string_view::npos || line.find("QGMMA") != std::string_view::npos) {
+      ++cur->hgmma;
+      cur->longest_gmma_run = std::max(cur->longest_gmma_run, ++cur->gmma_run);
+    } else if (line.find("WARPGROUP.DEPBAR") != std::string_view::npos) {
+      cur->gmma_run = 0;
+    }
     if (line.find(" LDL") != std::string_view::npos || line.find(" STL") != std::string_view::npos)
       ++cur->local_ops;
   }
@@ -150,7 +161,11 @@ class Fa3Sass : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(Fa3Sass, EveryKernelUsesHgmmaAndNoLocalMemory) {
+// One SASS dump (about a minute on two cores) for all three properties. A
+// serialized wgmma pipeline still computes the right values (fa-check passes) but
+// waits after every GEMM step; kernel changes that compiled that way were dropped
+// before timing (docs/PERF_NOTES.md, fa3-short-half-diagonal-block).
+TEST_F(Fa3Sass, EveryKernelUsesPipelinedHgmmaAndNoLocalMemory) {
   const auto kernels = parse_sass(cuobjdump("--dump-sass"));
   std::map<std::string, int> found;
   for (const auto& [name, k] : kernels) {
@@ -160,12 +175,32 @@ TEST_F(Fa3Sass, EveryKernelUsesHgmmaAndNoLocalMemory) {
       if (!is_main_kernel(name, pass)) continue;
       ++found[pass];
       EXPECT_GT(k.hgmma, 0) << name << ": no HGMMA/QGMMA (not on the wgmma path; built without sm_90a?)";
+      EXPECT_GE(k.longest_gmma_run, 2) << name << ": every wgmma is followed by a wait (the longest run between "
+                                       << "waits is " << k.longest_gmma_run
+                                       << "): ptxas serialized the pipeline (C7511 with -Xptxas -v)";
     }
   }
   // At least one sm_90a main kernel per instantiation, counted per pass.
   for (const std::string& pass : kPasses)
     EXPECT_GE(found[pass], expected_[pass])
         << "fewer " << main_kernel_of(pass) << " in the SASS than fa3 " << pass << " entries in the registry";
+}
+
+// The detector itself, on SASS written the two ways (no library needed).
+TEST(Fa3SassParse, TellsASerializedPipelineFromAPipelinedOne) {
+  const std::string head = "\t\tcode for sm_90a\n\t\tFunction : k\n";
+  const std::string gmma = "        /*0100*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR12], R24 ;\n";
+  const std::string wait = "        /*0110*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n";
+  const std::string other = "        /*0120*/                   UIADD3 UR12, UR12, 0x2, URZ ;\n";
+  std::string pipelined = head, serialized = head;
+  for (int i = 0; i < 4; ++i) {
+    pipelined += gmma + other;
+    serialized += gmma + wait + other;
+  }
+  pipelined += wait;
+  EXPECT_EQ(parse_sass(pipelined).at("k").longest_gmma_run, 4);
+  EXPECT_EQ(parse_sass(serialized).at("k").longest_gmma_run, 1);
+  EXPECT_EQ(parse_sass(serialized).at("k").hgmma, 4);
 }
 
 TEST_F(Fa3Sass, NoStackOrLocalBytes) {
