@@ -84,12 +84,6 @@ struct Fa3Traits {
   // e4m3 hd128 -1-3 %, which keeps the chain too).
   static constexpr bool kTreeMax = HeadDim == 64;
 
-  // Every kExp2PolyEvery-th 8-column group of a block's exponentials on the FMA pipe
-  // (common/exp2_poly.h) instead of MUFU, 0: none. At hd64 the MUFU instructions
-  // hold a quarter of the block loop's stall samples at 512 tokens (PERF_NOTES
-  // fa3-short-vs-cudnn-profile).
-  static constexpr int kExp2PolyEvery = HeadDim == 64 ? 4 : 0;
-
   // The cross-tile consumer walks its block's tiles for rows that see no key only
   // where there can be any (fa3_args.cuh, some_rows_see_no_key): same-run A/Bs on
   // the H200 (PERF_NOTES fa3-short-empty-tile-walk) gave +1-2.4 % at hd64 causal
