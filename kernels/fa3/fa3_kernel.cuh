@@ -230,73 +230,62 @@ struct Fa3Fwd {
   // warpgroups take turns strictly (Q K^T of one, then of the other, then P V of
   // one...), so each one's softmax runs under the other's GEMMs.
   static __device__ __forceinline__ void consumer_serial(const Args& a, const Smem<Traits>& sm, int c) {
-    const int lane = threadIdx.x % 32;
-    RingPos<Traits::kStages> ring;
-    RingPos<Traits::kQStages> qring;
-    for_each_tile(a, c, [&](const TileCoord& tc, int n_blocks, int row0, float(&o)[HD / 2], RowState& st) {
-      const int qs = qring.stage();
-      sm.full_q(qs).wait(qring.parity());
-      const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
-      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
-        const int n = n_blocks - 1 - i;  // last block first, as the producer loads them
-        const int s = ring.stage();
-        float sc[BN / 2];
-        uint32_t p[BN / 16][4];
-        float alpha[2];
-        sm.full_k(s).wait(ring.parity());
-        wait_turn(c);
-        issue_qk(sc, desc_q, sm, s);
-        pass_turn(c);
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(sc);
-        if (lane == 0) {
-          sm.empty_k(s).arrive();
-          if (i == n_blocks - 1) sm.empty_q(qs).arrive();
-        }
-        if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a)) {
-          if (i == 0)
-            apply_mask<BN, true>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-          else
-            apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        }
-        online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
-        rescale_o<HD>(o, alpha);  // O = 0 before the first block: harmless
-        p_to_a_fragments<Elem, BN>(sc, p);
-        sm.full_v(s).wait(ring.parity());
-        wait_turn(c);
-        sm90::fence_regs(o);
-        issue_pv(o, p, sm, s);
-        pass_turn(c);
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(o);
-        sm90::fence_regs(p);
-        if (lane == 0) sm.empty_v(s).arrive();
-      }
-      ++qring.count;
-    });
-  }
-
-  // The tile walk of the consumers that finish one tile before they start the next
-  // (consumer_serial, consumer_per_tile): for each of the block's tiles, O zeroed
-  // and a fresh row state, body(tc, n_blocks, row0, o, st) where the tile has K/V
-  // blocks (row0: this thread's first row; its second is row0 + 8), then the store.
-  template <typename Body>
-  static __device__ __forceinline__ void for_each_tile(const Args& a, int c, Body&& body) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    // The last warpgroup hands the first turn to warpgroup 0.
     if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.schedule.num_tiles) break;
       const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
       const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
-      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;
+      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       float o[HD / 2];
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
       RowState st;
-      if (n_blocks > 0) body(tc, n_blocks, row0, o, st);
+      if (n_blocks > 0) {
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
+        const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
+        for (int i = 0; i < n_blocks; ++i, ++ring.count) {
+          const int n = n_blocks - 1 - i;  // last block first, as the producer loads them
+          const int s = ring.stage();
+          float sc[BN / 2];
+          uint32_t p[BN / 16][4];
+          float alpha[2];
+          sm.full_k(s).wait(ring.parity());
+          wait_turn(c);
+          issue_qk(sc, desc_q, sm, s);
+          pass_turn(c);
+          sm90::wgmma_wait<0>();
+          sm90::fence_regs(sc);
+          if (lane == 0) {
+            sm.empty_k(s).arrive();
+            if (i == n_blocks - 1) sm.empty_q(qs).arrive();
+          }
+          if (kv_block_needs_mask<BM, BN>(n, tc.m_block, a)) {
+            if (i == 0)
+              apply_mask<BN, true>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+            else
+              apply_mask<BN>(sc, n * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+          }
+          online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
+          rescale_o<HD>(o, alpha);  // O = 0 before the first block: harmless
+          p_to_a_fragments<Elem, BN>(sc, p);
+          sm.full_v(s).wait(ring.parity());
+          wait_turn(c);
+          sm90::fence_regs(o);
+          issue_pv(o, p, sm, s);
+          pass_turn(c);
+          sm90::wgmma_wait<0>();
+          sm90::fence_regs(o);
+          sm90::fence_regs(p);
+          if (lane == 0) sm.empty_v(s).arrive();
+        }
+        ++qring.count;
+      }
       store_tile(a, tc, o, st, row0, t);
     }
   }
@@ -307,43 +296,58 @@ struct Fa3Fwd {
   // lost uniform registers in the block loop (+44 instructions per block, -5 % on
   // the H200; PERF_NOTES fa3-cross-tile-pipeline).
   static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Traits>& sm, int c) {
-    const int lane = threadIdx.x % 32;
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    // The last warpgroup hands the first turn to warpgroup 0.
+    if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
     RingPos<Traits::kStages> ring;
     RingPos<Traits::kQStages> qring;
-    for_each_tile(a, c, [&](const TileCoord& tc, int n_blocks, int row0, float(&o)[HD / 2], RowState& st) {
-      const int qs = qring.stage();
-      sm.full_q(qs).wait(qring.parity());
-      const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
-      float sc[BN / 2];
-      uint32_t p[BN / 16][4];
-      float alpha[2];
+    for (int round = 0;; ++round) {
+      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+      if (idx >= a.schedule.num_tiles) break;
+      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
+      const int n_blocks = kv_blocks<BM, BN>(tc.m_block, a);
+      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+      float o[HD / 2];
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      RowState st;
+      if (n_blocks > 0) {
+        const int qs = qring.stage();
+        sm.full_q(qs).wait(qring.parity());
+        const uint64_t desc_q = sm90::smem_desc_sw128(sm.q(qs) + c * 64 * sm90::kPanelBytes, 16, 1024);
+        float sc[BN / 2];
+        uint32_t p[BN / 16][4];
+        float alpha[2];
 
-      // Block 0 (the last K/V block: the masked one, if any).
-      int s_prev = ring.stage();
-      sm.full_k(s_prev).wait(ring.parity());
-      wait_turn(c);
-      issue_qk(sc, desc_q, sm, s_prev);
-      pass_turn(c);
-      sm90::wgmma_wait<0>();
-      sm90::fence_regs(sc);
-      if (lane == 0) {
-        sm.empty_k(s_prev).arrive();
-        if (n_blocks == 1) sm.empty_q(qs).arrive();
+        // Block 0 (the last K/V block: the masked one, if any).
+        int s_prev = ring.stage();
+        sm.full_k(s_prev).wait(ring.parity());
+        wait_turn(c);
+        issue_qk(sc, desc_q, sm, s_prev);
+        pass_turn(c);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(sc);
+        if (lane == 0) {
+          sm.empty_k(s_prev).arrive();
+          if (n_blocks == 1) sm.empty_q(qs).arrive();
+        }
+        if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
+          apply_mask<BN, true>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        // alpha is applied to O = 0: harmless
+        online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
+        p_to_a_fragments<Elem, BN>(sc, p);
+        uint32_t v_parity = ring.parity();
+        ++ring.count;
+
+        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, o, sc, p, alpha, st, ring, s_prev, v_parity);
+
+        rescale_o<HD>(o, alpha);
+        last_pv(sm, c, lane, o, p, s_prev, v_parity);
+        ++qring.count;
       }
-      if (kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
-        apply_mask<BN, true>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-      // alpha is applied to O = 0: harmless
-      online_softmax<BN, 0, Traits::kTreeMax>(sc, st, a.softmax_scale_log2, alpha);
-      p_to_a_fragments<Elem, BN>(sc, p);
-      uint32_t v_parity = ring.parity();
-      ++ring.count;
-
-      run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, o, sc, p, alpha, st, ring, s_prev, v_parity);
-
-      rescale_o<HD>(o, alpha);
-      last_pv(sm, c, lane, o, p, s_prev, v_parity);
-      ++qring.count;
-    });
+      store_tile(a, tc, o, st, row0, t);
+    }
   }
 
   // Consumer with kCrossTile (see above).
