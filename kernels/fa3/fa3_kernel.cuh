@@ -294,7 +294,9 @@ struct Fa3Fwd {
   // apart from consumer_cross_tile (they share only run_blocks, which compiles to
   // the same SASS as before): written as one function, the 3-warpgroup hd64 build
   // lost uniform registers in the block loop (+44 instructions per block, -5 % on
-  // the H200; PERF_NOTES fa3-cross-tile-pipeline).
+  // the H200; PERF_NOTES fa3-cross-tile-pipeline). consumer_serial repeats its walk
+  // over the tiles for the same reason: passing both bodies to one walk moved the
+  // schedule of the hd64 192x128 loop, 2-5 % slower (PERF_NOTES fa3-shared-tile-walk).
   static __device__ __forceinline__ void consumer_per_tile(const Args& a, const Smem<Traits>& sm, int c) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
