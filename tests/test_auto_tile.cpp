@@ -25,7 +25,7 @@ TEST(AutoTile, EveryRuleNamesATileCompiledInEachOfItsDtypes) {
       if (v.backend != Backend::cuda || v.family != r.family || v.pass != r.pass) continue;
       if (std::count(v.head_dims.begin(), v.head_dims.end(), r.head_dim) == 0) continue;
       family_built = true;
-      if (v.tile.block_m == r.block_m && v.tile.block_n == r.block_n && v.tile.stages == r.stages)
+      if (r.names(v.tile))
         with_tile.insert(with_tile.end(), v.dtypes.begin(), v.dtypes.end());
     }
     if (!family_built) continue;  // not in this build (FA_BENCH_FAMILIES / FA_BENCH_HEAD_DIMS)

@@ -23,6 +23,9 @@ struct AutoTileRule {
   int block_m = 0, block_n = 0;
   int stages = 0;  // the K/V ring's depth: one block_m x block_n may be compiled with several
   std::vector<DType> dtypes;  // the input dtypes the rule applies to
+
+  // Whether a variant's tile is the one this rule names (warps follow from block_m).
+  bool names(const Tile& t) const { return t.block_m == block_m && t.block_n == block_n && t.stages == stages; }
 };
 
 const std::vector<AutoTileRule>& auto_tile_rules();

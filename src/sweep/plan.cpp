@@ -122,9 +122,7 @@ class Planner {
         std::vector<const KernelVariant*> chosen;
         if (auto rule = auto_tile_rule(f, vp, p))
           for (const auto* v : fit)
-            if (v->tile.block_m == rule->block_m && v->tile.block_n == rule->block_n &&
-                v->tile.stages == rule->stages)
-              chosen.push_back(v);
+            if (rule->names(v->tile)) chosen.push_back(v);
         if (chosen.empty())
           for (const auto* v : fit)
             if (v->default_tile) chosen.push_back(v);
