@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace fa::test {
@@ -27,12 +29,38 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// A fresh empty directory under the system temp dir, unique per test.
+// The directories temp_dir made, each removed when the process that made it exits.
+// A forked child inherits this list and runs the same destructors when it exits:
+// the pid kept with each directory keeps the child from removing its parent's.
+// FA_BENCH_KEEP_TEST_DIRS=1 keeps them all, to read a failure's files.
+class TempDirs {
+ public:
+  static TempDirs& instance() {
+    static TempDirs dirs;
+    return dirs;
+  }
+  void add(const std::filesystem::path& d) { dirs_.push_back({d, getpid()}); }
+  ~TempDirs() {
+    if (std::getenv("FA_BENCH_KEEP_TEST_DIRS")) return;
+    for (const auto& [dir, maker] : dirs_) {
+      if (maker != getpid()) continue;
+      std::error_code ec;  // best effort: a test may have removed it already
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+
+ private:
+  TempDirs() = default;
+  std::vector<std::pair<std::filesystem::path, pid_t>> dirs_;
+};
+
+// A fresh empty directory under the system temp dir, unique per test, removed at exit.
 inline std::filesystem::path temp_dir(const std::string& tag) {
   auto d = std::filesystem::temp_directory_path() /
            ("fa_bench_" + tag + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  TempDirs::instance().add(d);
   return d;
 }
 
