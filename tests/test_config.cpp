@@ -54,6 +54,12 @@ TEST(Axis, BoolsBlocksAndBytes) {
   EXPECT_EQ(tiles[1].block_n, 32);
   EXPECT_THROW(parse_block_list("64", "block"), UsageError);
   EXPECT_THROW(parse_block_list("0x64", "block"), UsageError);
+  try {  // auto in a list: told that it stands alone, not that it is no tile
+    parse_block_list("auto,64x64", "--block");
+    ADD_FAILURE() << "auto,64x64 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'auto' stands alone"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(parse_bytes("4G", "m"), int64_t(4) << 30);
   EXPECT_EQ(parse_bytes("512M", "m"), int64_t(512) << 20);
   EXPECT_THROW(parse_bytes("-1", "m"), UsageError);

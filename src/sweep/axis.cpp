@@ -133,6 +133,12 @@ std::vector<Tile> parse_block_list(std::string_view text, std::string_view what)
   std::vector<Tile> out;
   const std::string accepted = "expected MxN, e.g. 128x64, or auto";
   for (const std::string& item : split_list(text, what)) {
+    // A lone "auto" is taken before this list (sweep/config.cpp); in a list it would
+    // mean "each problem's tile and these too", which no row can be.
+    if (item == "auto")
+      throw UsageError(fmt::format("{}: 'auto' stands alone (it picks each problem's tile), not in a list of "
+                                   "tiles: '{}'; give auto or MxN tiles, e.g. 128x64,128x128",
+                                   what, text));
     auto parts = split(item, 'x');
     if (parts.size() != 2 || trim(parts[0]).empty() || trim(parts[1]).empty())
       throw UsageError(fmt::format("{}: '{}' is not a tile; {}", what, item, accepted));
