@@ -82,7 +82,7 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
 // e4m3_key_order, zeros past seqlen_k (fa3_fp8_kernel.cuh).
 inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
   const dim3 grid(fa3::vt_seqlen(p.seqlen_k) / fa3::kVtKeys, p.heads_kv, p.batch);
-  fa3::transpose_v_kernel<fa3::kVtKeys><<<grid, 256, 0, stream>>>(p.v, p.vt, p.seqlen_k, fa3::vt_seqlen(p.seqlen_k), p.heads_kv,
+  fa3::transpose_v_kernel<fa3::kVtKeys><<<grid, fa3::kVtThreads, 0, stream>>>(p.v, p.vt, p.seqlen_k, fa3::vt_seqlen(p.seqlen_k), p.heads_kv,
                                                     p.head_dim, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
   return cudaGetLastError();
 }

@@ -50,36 +50,69 @@ namespace fa::fa3 {
 
 // --- V^T pre-pass ---------------------------------------------------------
 constexpr int kVtKeys = 64;  // keys per pre-pass block; seqlen_vt is a multiple of it
+constexpr int kVtThreads = 256;  // threads per pre-pass block
 
 inline int vt_seqlen(int seqlen_k) { return (seqlen_k + kVtKeys - 1) / kVtKeys * kVtKeys; }
 
+// Where 16-byte chunk c of row r of the pre-pass tile sits: c XOR a function of the
+// row, so that the 16 rows one warp reads a word from at once (keys e4m3_key_order(4w + j),
+// w = 0..15: rows 2t + 16h + 32b + const) fall on different banks (2-way at most;
+// head_dim 64's 4 chunks: 4-way). `chunks` is a power of two.
+__device__ __forceinline__ int vt_tile_chunk(int r, int c, int chunks) {
+  return c ^ ((((r >> 1) & 3) | ((r >> 2) & 4)) & (chunks - 1));
+}
+
 // One block: kVtKeys keys x head_dim of one (batch, kv head), through shared
-// memory. Reads 16-byte chunks of V's rows; writes 4-byte words of V^T rows.
-// Strides in bytes (= elements). A template only so that the header may be
-// included by several translation units.
+// memory. Reads 16-byte chunks of V's rows; each thread then takes a 4 x 4 byte
+// square (4 keys of one V^T word, 4 head_dim rows), reads it as 4 words and
+// transposes it with byte permutes, and writes 4-byte words of V^T rows. (Byte
+// loads, one per key, made the pass 2.4x slower than its memory traffic:
+// PERF_NOTES fa3-fp8-vt-pass.) Strides in bytes (= elements). A template only so
+// that the header may be included by several translation units.
 template <int Keys = kVtKeys>
-__global__ void __launch_bounds__(256) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
+__global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
                                                           int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
                                                           int64_t v_batch_stride, int64_t v_row_stride,
                                                           int64_t v_head_stride) {
-  __shared__ __align__(16) uint8_t tile[Keys][256 + 16];  // +16: rows start on different banks
+  static_assert(Keys % 32 == 0, "e4m3_key_order permutes keys within groups of 32");
+  __shared__ __align__(16) uint8_t tile[Keys][256];
   const int key0 = blockIdx.x * Keys, h = blockIdx.y, b = blockIdx.z;
   const uint8_t* src = v + b * v_batch_stride + h * v_head_stride;
   const int chunks = head_dim / 16;
-  for (int i = threadIdx.x; i < Keys * chunks; i += blockDim.x) {
-    const int r = i / chunks, c = i % chunks;
-    uint4 x = make_uint4(0, 0, 0, 0);
-    if (key0 + r < seqlen_k) x = *reinterpret_cast<const uint4*>(src + (key0 + r) * v_row_stride + 16 * c);
-    *reinterpret_cast<uint4*>(&tile[r][16 * c]) = x;
+  // Every load of the thread issued before the first is stored: one memory latency
+  // per block, not one per chunk.
+  constexpr int kLoads = Keys * 16 / kVtThreads;  // 16-byte chunks of 256-byte rows per thread
+  uint4 x[kLoads];
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const int i = threadIdx.x + k * kVtThreads, r = i / chunks;
+    x[k] = make_uint4(0, 0, 0, 0);
+    if (i < Keys * chunks && key0 + r < seqlen_k)
+      x[k] = *reinterpret_cast<const uint4*>(src + (key0 + r) * v_row_stride + 16 * (i % chunks));
+  }
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const int i = threadIdx.x + k * kVtThreads, r = i / chunks;
+    if (i < Keys * chunks) *reinterpret_cast<uint4*>(&tile[r][16 * vt_tile_chunk(r, i % chunks, chunks)]) = x[k];
   }
   __syncthreads();
   uint8_t* dst = vt + ((int64_t(b) * heads_kv + h) * head_dim) * seqlen_vt + key0;
-  for (int i = threadIdx.x; i < head_dim * (Keys / 4); i += blockDim.x) {
-    const int d = i / (Keys / 4), w = i % (Keys / 4);
-    uint32_t word = 0;
+  constexpr int kWords = Keys / 4;  // V^T words per row in this block
+  for (int i = threadIdx.x; i < head_dim / 4 * kWords; i += kVtThreads) {
+    const int w = i % kWords, q = i / kWords;  // keys of word w; head_dim rows 4q .. 4q+3
+    uint32_t a[4];                              // a[j]: head_dim 4q .. 4q+3 of key e4m3_key_order(4w + j)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) word |= uint32_t(tile[sm90::e4m3_key_order(4 * w + j)][d]) << (8 * j);
-    *reinterpret_cast<uint32_t*>(dst + int64_t(d) * seqlen_vt + 4 * w) = word;
+    for (int j = 0; j < 4; ++j) {
+      const int r = sm90::e4m3_key_order(4 * w + j);
+      a[j] = *reinterpret_cast<const uint32_t*>(&tile[r][16 * vt_tile_chunk(r, q / 4, chunks) + 4 * (q % 4)]);
+    }
+    // Byte k of a[j] -> byte j of row 4q + k's word.
+    const uint32_t lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
+    const uint32_t lo23 = __byte_perm(a[2], a[3], 0x5140), hi23 = __byte_perm(a[2], a[3], 0x7362);
+    const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
+                             __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) *reinterpret_cast<uint32_t*>(dst + int64_t(4 * q + k) * seqlen_vt + 4 * w) = out[k];
   }
 }
 
