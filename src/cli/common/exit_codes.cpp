@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,19 @@ namespace fa::cli {
 void print_error(const std::string& program, const std::string& message) {
   fmt::print(stderr, "{}: error: {}\n", program, message);
   std::fflush(stderr);
+}
+
+std::string parse_error_message(const std::string& cli11_message) {
+  // CLI11: "--json: At Most 1 required but received 2".
+  static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
+  std::smatch m;
+  if (std::regex_match(cli11_message, m, twice))
+    return m[1].str() + ": given " + m[2].str() + " times; expected once";
+  return cli11_message;
+}
+
+void print_parse_error(const std::string& program, const std::string& cli11_message) {
+  print_error(program, parse_error_message(cli11_message) + " (run with --help for the flags)");
 }
 
 void print_note(const std::string& program, const std::string& message) {

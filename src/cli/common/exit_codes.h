@@ -17,6 +17,11 @@ enum ExitCode : int {
 void print_error(const std::string& program, const std::string& message);
 void print_note(const std::string& program, const std::string& message);
 
+// A command-line parse error (CLI11's message) in the words the programs use
+// elsewhere -- a flag given twice says so -- with a pointer to --help.
+std::string parse_error_message(const std::string& cli11_message);
+void print_parse_error(const std::string& program, const std::string& cli11_message);
+
 // Runs `body` and maps its exceptions: fa::UsageError -> 2, anything else -> 1,
 // each printed once on stderr.
 int run_guarded(const std::string& program, const std::function<int()>& body);

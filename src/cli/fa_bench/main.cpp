@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help / --version arrive as "errors" with exit code 0.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fa::cli::print_error("fa-bench", std::string(e.what()) + " (run with --help for the flags)");
+    fa::cli::print_parse_error("fa-bench", e.what());
     return fa::cli::kExitUsage;
   }
   for (auto& s : subs)

@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    fa::cli::print_error("fa-check", std::string(e.what()) + " (run with --help for the flags)");
+    fa::cli::print_parse_error("fa-check", e.what());
     return fa::cli::kExitUsage;
   }
   const std::string program = argv[0];
