@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "process_util.h"
 #include "report/csv.h"
 #include "report/result_json.h"
 
@@ -185,8 +186,7 @@ TEST(DataFiles, EveryCsvColumnHasOneType) {
 }
 
 TEST(DataFiles, CsvReadsBackEveryPassColumn) {
-  const auto dir = std::filesystem::temp_directory_path() / "fa_data_files_csv";
-  std::filesystem::create_directories(dir);
+  const auto dir = test::temp_dir("data_files_csv");  // per process, removed at exit
   const std::string path = (dir / "rows.csv").string();
   {
     std::ofstream f(path);
@@ -205,7 +205,6 @@ TEST(DataFiles, CsvReadsBackEveryPassColumn) {
   EXPECT_EQ(back[1].grad_errors->cols_checked, 96);
   EXPECT_EQ(back[1].grad_errors->rows_checked, 128);  // shared from the forward's rows_checked
   EXPECT_EQ(back[1].key(), backward_row().key());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
