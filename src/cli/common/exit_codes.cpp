@@ -15,6 +15,8 @@ void print_error(const std::string& program, const std::string& message) {
   std::fflush(stderr);
 }
 
+namespace {
+
 std::string parse_error_message(const std::string& cli11_message) {
   // CLI11: "--json: At Most 1 required but received 2".
   static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
@@ -23,6 +25,8 @@ std::string parse_error_message(const std::string& cli11_message) {
     return m[1].str() + ": given " + m[2].str() + " times; expected once";
   return cli11_message;
 }
+
+}  // namespace
 
 void print_parse_error(const std::string& program, const std::string& cli11_message) {
   print_error(program, parse_error_message(cli11_message) + " (run with --help for the flags)");

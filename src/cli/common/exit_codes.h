@@ -19,7 +19,6 @@ void print_note(const std::string& program, const std::string& message);
 
 // A command-line parse error (CLI11's message) in the words the programs use
 // elsewhere -- a flag given twice says so -- with a pointer to --help.
-std::string parse_error_message(const std::string& cli11_message);
 void print_parse_error(const std::string& program, const std::string& cli11_message);
 
 // Runs `body` and maps its exceptions: fa::UsageError -> 2, anything else -> 1,
