@@ -1,7 +1,7 @@
 // fa3's e4m3 forward as the generated table and the registry present it: one
 // variant per built head_dim, its V^T workspace, what it refuses (asked before
-// any buffer exists, as the registry asks), its traffic with the pre-pass. Host
-// code only; tests/gpu/test_gpu_fp8_sweep.cpp runs it.
+// any buffer exists, as the registry asks), its traffic with the pre-pass where
+// the pre-pass runs. Host code only; tests/gpu/test_gpu_fp8_sweep.cpp runs it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -71,10 +71,24 @@ TEST(Fa3Fp8Entries, TheRegisteredTilesAndOneDefaultPerHeadDim) {
   EXPECT_EQ(entries.size(), expected);
 }
 
-TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64) {
+// Beyond fp8_vt_in_kernel's lengths: V^T for the pre-pass; up to them, none.
+TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyForThePrePass) {
   for (const GpuKernelEntry* e : fp8_entries()) {
-    const AttnParams p = make_params(e4m3(e->head_dim, 1000, 1000), ElemType::e4m3);
-    EXPECT_EQ(e->workspace_bytes(p), int64_t(2) * 2 * e->head_dim * 1024) << e->head_dim;
+    const AttnParams pre_pass = make_params(e4m3(e->head_dim, 4096, 1000), ElemType::e4m3);
+    EXPECT_EQ(e->workspace_bytes(pre_pass), int64_t(2) * 2 * e->head_dim * 1024) << e->head_dim;
+    const AttnParams in_kernel = make_params(e4m3(e->head_dim, 512, 1000), ElemType::e4m3);
+    EXPECT_EQ(e->workspace_bytes(in_kernel), 0) << e->head_dim;
+  }
+}
+
+TEST(Fa3Fp8Entries, VTransposedInTheKernelUpToLengthsThatGrowWithTheMask) {
+  for (int d : {64, 128, 256}) {
+    const int n = fp8_vt_in_kernel_max_seqlen_q(d, false);
+    EXPECT_TRUE(fp8_vt_in_kernel(d, false, 1)) << d;  // decoding
+    EXPECT_TRUE(fp8_vt_in_kernel(d, false, n)) << d;
+    EXPECT_FALSE(fp8_vt_in_kernel(d, false, n + 1)) << d;
+    // Causal rows do half the work per query: the pre-pass's share is larger.
+    EXPECT_GE(fp8_vt_in_kernel_max_seqlen_q(d, true), n) << d;
   }
 }
 
@@ -114,18 +128,24 @@ TEST(Fa3Fp8Entries, RefusesWhatItCannotRunWithTheReason) {
   }
 }
 
-TEST(Fa3Fp8Entries, TrafficCountsThePrePass) {
+TEST(Fa3Fp8Entries, TrafficCountsThePrePassWhereItRuns) {
   for (const GpuKernelEntry* e : fp8_entries()) {
     const Fp8Tile tile{e->head_dim, e->block_m, e->block_n, e->warps, e->default_tile};
     const KernelVariant* v = Registry::instance().find(tile.name());
     ASSERT_NE(v, nullptr);
-    const AttnProblem p = e4m3(e->head_dim);
+    const AttnProblem p = e4m3(e->head_dim, 4096, 1000);
     const std::optional<Traffic> t = v->traffic(p);
     ASSERT_TRUE(t);
     const Traffic loop = traffic_model(Family::fa2, p, v->tile);
     const int64_t kv_heads = int64_t(p.batch) * p.heads_kv;
     EXPECT_EQ(t->read_bytes - loop.read_bytes, kv_heads * 1000 * e->head_dim);
     EXPECT_EQ(t->write_bytes - loop.write_bytes, kv_heads * 1024 * e->head_dim);
+    const AttnProblem short_q = e4m3(e->head_dim, 512, 1000);
+    const std::optional<Traffic> ts = v->traffic(short_q);
+    ASSERT_TRUE(ts);
+    const Traffic short_loop = traffic_model(Family::fa2, short_q, v->tile);
+    EXPECT_EQ(ts->read_bytes, short_loop.read_bytes);
+    EXPECT_EQ(ts->write_bytes, short_loop.write_bytes);
   }
 }
 

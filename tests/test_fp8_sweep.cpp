@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/e4m3.h"
+#include "fa3/fa3_fp8_defaults.h"
 #include "check/fp8_inputs.h"
 #include "check/hadamard.h"
 #include "check/inputs.h"
@@ -235,18 +236,25 @@ TEST(Fp8Tolerance, TheStandardRoundsPToE4m3) {
   EXPECT_EQ(dtype_floor(DType::e4m3), dtype_floor(DType::bf16));  // O is bf16
 }
 
-TEST(Fp8Traffic, OneBytePerInputTwoPerOutputAndTheVtPrePass) {
-  AttnProblem p = fp8_problem(256, 128, false);
-  p.heads_kv = p.heads;
+TEST(Fp8Traffic, OneBytePerInputTwoPerOutputAndTheVtPrePassWhereItRuns) {
   const Tile tile{128, 128, 12, 2};
-  const Traffic cudnn_like = traffic_model(Family::fa2, p, tile);
-  const int64_t bh = int64_t(p.batch) * p.heads, n = 256, d = 128;
-  // Q once, K and V once per Q block (2 blocks); O in bf16 and LSE.
-  EXPECT_EQ(cudnn_like.read_bytes, bh * (n * d + 2 * 2 * n * d));
-  EXPECT_EQ(cudnn_like.write_bytes, bh * (n * d * 2 + n * 4));
-  const Traffic fa3 = traffic_model(Family::fa3, p, tile);
-  EXPECT_EQ(fa3.read_bytes - cudnn_like.read_bytes, bh * n * d);    // the pre-pass reads V
-  EXPECT_EQ(fa3.write_bytes - cudnn_like.write_bytes, bh * n * d);  // and writes V^T (256 keys: no padding)
+  const int64_t d = 128;
+  for (int64_t n : {256, 4096}) {
+    AttnProblem p = fp8_problem(int(n), int(d), false);
+    p.heads_kv = p.heads;
+    const Traffic cudnn_like = traffic_model(Family::fa2, p, tile);
+    const int64_t bh = int64_t(p.batch) * p.heads;
+    // Q once, K and V once per Q block (n / 128 blocks); O in bf16 and LSE.
+    EXPECT_EQ(cudnn_like.read_bytes, bh * (n * d + n / 128 * 2 * n * d));
+    EXPECT_EQ(cudnn_like.write_bytes, bh * (n * d * 2 + n * 4));
+    const Traffic fa3 = traffic_model(Family::fa3, p, tile);
+    // 256 queries: V transposed inside the kernel, no more bytes; 4096: the
+    // pre-pass reads V and writes V^T (no padding at these lengths).
+    const int64_t pre_pass = n <= fp8_vt_in_kernel_max_seqlen_q(int(d), false) ? 0 : bh * n * d;
+    EXPECT_EQ(fa3.read_bytes - cudnn_like.read_bytes, pre_pass) << n;
+    EXPECT_EQ(fa3.write_bytes - cudnn_like.write_bytes, pre_pass) << n;
+    EXPECT_EQ(pre_pass == 0, n == 256);
+  }
 }
 
 }  // namespace

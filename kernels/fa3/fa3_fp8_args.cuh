@@ -26,7 +26,9 @@ struct Fp8Descale {
 };
 
 struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
-  CUtensorMap tma_q, tma_k, tma_vt;  // Q, K: BSHD codes; V^T: [batch, heads_kv, head_dim, seqlen_vt]
+  // Q, K, V: BSHD codes; V^T: [batch, heads_kv, head_dim, seqlen_vt]. A kernel
+  // reads tma_vt (V transposed by the pre-pass) or tma_v (transposed in the kernel).
+  CUtensorMap tma_q, tma_k, tma_vt, tma_v;
   void* o;                           // bf16, BSHD
   float* lse;                        // [batch, heads, seqlen_q], natural log
   int batch, heads, heads_kv, seqlen_q, seqlen_k;

@@ -1,8 +1,10 @@
 // fa3's FP8 (e4m3) forward as the registry sees it: AttnParams (e4m3 codes,
 // their descales, V^T in the workspace) to Fp8FwdParams, and one launch
-// sequence of the V^T pre-pass and the attention kernel, so a row's timing
-// includes the pre-pass. One instance per registered tile (instances.cmake);
-// the exponentials as fp8_default_poly_every says for the head_dim.
+// sequence: the attention kernel that transposes V itself where
+// fp8_vt_in_kernel says (short queries), else the V^T pre-pass and the
+// attention kernel, so that a row's timing includes the pre-pass. One instance
+// per registered tile (instances.cmake); the exponentials as
+// fp8_default_poly_every says for the head_dim.
 #pragma once
 #include <climits>
 #include <cstdint>
@@ -33,6 +35,8 @@ template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Sta
           Fa3Fp8Fault Fault = Fa3Fp8Fault::none>
 struct Fa3Fp8Kernel {
   using Traits = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim)>;
+  using TraitsVtInKernel = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), true>;
+  static bool vt_in_kernel(const AttnParams& p) { return fp8_vt_in_kernel(HeadDim, p.causal, p.seqlen_q); }
   static_assert(std::is_same_v<Elem, uint8_t>, "fa3 fp8: e4m3 inputs are one-byte codes");
   static_assert(Warps * 32 == Traits::kThreads, "fa3 fp8: warps must be 4 * (block_m / 64 + 1)");
 
@@ -59,8 +63,8 @@ struct Fa3Fp8Kernel {
     return f;
   }
 
-  // V^T: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
-  static int64_t workspace_bytes(const AttnParams& p) { return fp8_vt_bytes(fp8_params(p)); }
+  // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
+  static int64_t workspace_bytes(const AttnParams& p) { return vt_in_kernel(p) ? 0 : fp8_vt_bytes(fp8_params(p)); }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
   // workspace): those are checked at launch, the rest here.
@@ -81,10 +85,12 @@ struct Fa3Fp8Kernel {
 
   static int launch(const AttnParams& p, cudaStream_t stream) {
     const Fp8FwdParams f = fp8_params(p);
-    if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr || !f.vt || p.workspace_bytes < fp8_vt_bytes(f) ||
-        unsupported(p))
+    const bool in_kernel = vt_in_kernel(p);
+    if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
+        (!in_kernel && (!f.vt || p.workspace_bytes < fp8_vt_bytes(f))) || unsupported(p))
       return int(cudaErrorInvalidValue);
-    const cudaError_t err = fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
+    const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
+                                      : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
     fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
         static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,

@@ -87,7 +87,8 @@ inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The attention kernel alone on Traits' tile; reads the V^T that transpose_v wrote.
+// The attention kernel alone on Traits' tile; reads the V^T that transpose_v
+// wrote, or (Traits::kTransposeV) V itself.
 template <typename Traits>
 cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HeadDim = Traits::kHeadDim;
@@ -104,9 +105,15 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
                                  {uint64_t(p.k_row_stride), uint64_t(p.k_head_stride), uint64_t(p.k_batch_stride)},
                                  Traits::kQKPanelW, BN);
   if (err != cudaSuccess) return err;
-  const uint64_t svt = uint64_t(fa3::vt_seqlen(p.seqlen_k));
-  err = sm90::make_u8_tensor_map(&a.tma_vt, p.vt, {svt, hd, uint64_t(p.heads_kv), uint64_t(p.batch)},
-                                 {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
+  if constexpr (Traits::kTransposeV) {  // V's rows, as K's
+    err = sm90::make_u8_tensor_map(&a.tma_v, p.v, {hd, uint64_t(p.seqlen_k), uint64_t(p.heads_kv), uint64_t(p.batch)},
+                                   {uint64_t(p.v_row_stride), uint64_t(p.v_head_stride), uint64_t(p.v_batch_stride)},
+                                   Traits::kQKPanelW, BN);
+  } else {
+    const uint64_t svt = uint64_t(fa3::vt_seqlen(p.seqlen_k));
+    err = sm90::make_u8_tensor_map(&a.tma_vt, p.vt, {svt, hd, uint64_t(p.heads_kv), uint64_t(p.batch)},
+                                   {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
+  }
   if (err != cudaSuccess) return err;
   a.o = p.o;
   a.lse = p.lse;
@@ -145,11 +152,15 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The whole forward on Traits' tile: the V^T pre-pass, then attention.
+// The whole forward on Traits' tile: the V^T pre-pass (unless the kernel
+// transposes V itself), then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
-  const cudaError_t err = transpose_v(p, stream);
-  return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
+  if constexpr (!Traits::kTransposeV) {
+    const cudaError_t err = transpose_v(p, stream);
+    if (err != cudaSuccess) return err;
+  }
+  return fa3_fp8_attention_tile<Traits>(p, stream);
 }
 
 }  // namespace fa

@@ -10,9 +10,16 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
+  // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
+  // in the pre-pass (transpose_v_kernel) before the kernel, whose TMA then reads
+  // V^T; true, in the kernel: TMA brings each block's V rows into a staging
+  // ring and the producer warpgroup transposes them into the V^T ring
+  // (fa3_fp8_kernel.cuh, transpose_block).
+  static constexpr bool kTransposeV = TransposeV;
+  static constexpr int kVRowStages = TransposeV ? Stages : 0;
   // The softmax's exponentials: every kPolyEvery-th 8-column group on the FMA
   // pipe (exp2_poly), the rest on MUFU; 0: all on MUFU (fa3_softmax.cuh, exp2_row).
   static constexpr int kPolyEvery = PolyEvery;
@@ -45,15 +52,18 @@ struct Fa3Fp8Traits {
   static_assert(kQPanelBytes % 1024 == 0 && kKPanelBytes % 1024 == 0 && kVPanelBytes % 1024 == 0,
                 "panels must keep the swizzle atoms aligned");
 
-  // Shared memory: Q slots | K ring | V^T ring | mbarriers, as in Fa3Traits.
-  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages) * 8; }
+  // Shared memory: Q slots | K ring | V^T ring | [V rows ring] | mbarriers, as
+  // in Fa3Traits; the V rows' TMA barriers follow the ring's.
+  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowStages) * 8; }
   static constexpr int kQStages =
-      2 * kQBytes + 2 * Stages * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
+      2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
-  static constexpr int kOffBar = kOffV + Stages * kKVBytes;
-  static constexpr int kNumBars = 2 * kQStages + 4 * Stages;
+  static constexpr int kOffVRows = kOffV + Stages * kKVBytes;  // V's rows as K's: kQKPanelW-byte panels
+  static constexpr int kOffBar = kOffVRows + kVRowStages * kKVBytes;
+  static constexpr int kNumBars = 2 * kQStages + 4 * Stages + kVRowStages;
+  static_assert(!TransposeV || kVPanelW == 128, "in-kernel V transpose: V^T in 128-byte panels (block_n 128 or 256)");
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
@@ -65,7 +75,14 @@ struct Fa3Fp8Traits {
   // Three consumer warpgroups (block_m 192) leave each 160 (the bf16 kernel's split).
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : 24;
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+  // The split must fit what the block was given at launch, not the register
+  // file: __launch_bounds__(kThreads, 1) caps a thread at 65536 / kThreads
+  // rounded down to 8 (168 with two consumer warpgroups, 128 with three), the
+  // kernel is launched with that many (ptxas takes them all), and a setmaxnreg.inc
+  // that asks for more than the warpgroups released waits forever.
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static_assert((kProducerRegs + kConsumerRegs * kConsumerWGs) <= kLaunchRegs * (kConsumerWGs + 1),
+                "register split over the block's launch allocation");
   // Each block issues P V and waits for it before Q K^T where O (head_dim / 2
   // words), S (block_n / 2) and P (block_n / 8) with 32 more do not fit the
   // consumer's registers: ptxas spilled 144 bytes on hd128 x 256 keys (224

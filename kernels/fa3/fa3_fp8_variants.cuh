@@ -18,10 +18,11 @@ namespace fa {
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
+//   tv     base's tile with V transposed in the kernel (no pre-pass)
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2 };
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2};
+                                              Fp8Variant::poly2, Fp8Variant::tv};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -30,6 +31,7 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::wide: return "wide";
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
+    case Fp8Variant::tv: return "tv";
   }
   return "?";
 }
@@ -47,7 +49,7 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim)>;
+                                    fp8_variant_poly_every(V, HeadDim), V == Fp8Variant::tv>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -72,14 +74,18 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
+    case Fp8Variant::tv: return fa3_fp8_attention_variant<Fp8Variant::tv>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
 
-// The whole forward on variant v's tile: the V^T pre-pass, then attention.
+// The whole forward on variant v's tile: the V^T pre-pass (not for tv), then attention.
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
-  const cudaError_t err = transpose_v(p, stream);
-  return err != cudaSuccess ? err : fa3_fp8_attention(p, v, stream);
+  if (v != Fp8Variant::tv) {
+    const cudaError_t err = transpose_v(p, stream);
+    if (err != cudaSuccess) return err;
+  }
+  return fa3_fp8_attention(p, v, stream);
 }
 
 }  // namespace fa

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/fa1_split.h"
+#include "fa3/fa3_fp8_defaults.h"
 #include "measure/traffic_blocks.h"
 
 namespace fa {
@@ -72,10 +73,12 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, in
 
 }  // namespace
 
-// fa3's e4m3 forward first writes V^T (its FP8 P V needs keys contiguous):
-// V read once, V^T written once, seqlen_k padded to the pre-pass's 64 keys
-// (kernels/fa3/fa3_fp8_kernel.cuh, vt_seqlen). The attention then reads V^T
-// where the model says V, at the same bytes (the padding's few extra keys aside).
+// fa3's e4m3 forward beyond fp8_vt_in_kernel's lengths first writes V^T (its
+// FP8 P V needs keys contiguous): V read once, V^T written once, seqlen_k
+// padded to the pre-pass's 64 keys (kernels/fa3/fa3_fp8_kernel.cuh,
+// vt_seqlen). The attention then reads V^T where the model says V, at the same
+// bytes (the padding's few extra keys aside). Up to those lengths the kernel
+// reads V and transposes it in shared memory: the model's bytes as they are.
 namespace {
 constexpr int64_t kFp8VtKeys = 64;
 
@@ -99,7 +102,7 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
   }
   const int64_t bh = int64_t(p.batch) * p.heads;
   Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
-  if (f == Family::fa3 && p.dtype == DType::e4m3) {
+  if (f == Family::fa3 && p.dtype == DType::e4m3 && !fp8_vt_in_kernel(p.head_dim, p.causal, p.seqlen_q)) {
     const Traffic pre = fp8_vt_prepass(p);
     total.read_bytes += pre.read_bytes;
     total.write_bytes += pre.write_bytes;
