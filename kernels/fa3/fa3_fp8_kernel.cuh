@@ -11,8 +11,8 @@
 //                        (once per tile) and of K and V^T blocks into a ring
 //                        (full/empty mbarriers, as the bf16 kernel). With
 //                        Traits::kTransposeV there is no pre-pass: TMA loads
-//                        V's rows into a staging ring and the whole producer
-//                        warpgroup transposes each block into the V^T ring
+//                        V's rows into a staging ring and the producer's other
+//                        three warps transpose each block into the V^T ring
 //                        (transpose_block), in the same key order.
 //                        2 or 3 consumer warpgroups, 64 query rows each:
 //                          S = Q K^T             wgmma e4m3, both from shared memory, f32
@@ -140,7 +140,8 @@ struct Fa3Fp8Fwd {
   static constexpr bool kSerialPvQk = Traits::kSerialPvQk;
 
   // Producer: one thread issues every TMA load; Q once per tile, then K and V^T
-  // per block into the ring, each stage reused once the consumers release it.
+  // (kTransposeV: V's rows, into the staging ring) per block, each stage reused
+  // once the consumers (the transposing warps) release it.
   static __device__ __forceinline__ void producer(const Fp8Args& a, const Smem<Traits>& sm) {
     RingPos<Traits::kStages> ring;
     RingPos<Traits::kQStages> qring;
@@ -166,115 +167,111 @@ struct Fa3Fp8Fwd {
         for (int p = 0; p < Traits::kQKPanels; ++p)
           sm90::tma_load_4d(sm.k(s) + p * Traits::kKPanelBytes, &a.tma_k, &sm.full_k(s).word,
                             p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
-        sm.empty_v(s).wait(ring.parity() ^ 1);
-        sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
-        for (int p = 0; p < Traits::kVPanels; ++p)  // V^T: keys along the row, head_dim rows
-          sm90::tma_load_4d(sm.v(s) + p * Traits::kVPanelBytes, &a.tma_vt, &sm.full_v(s).word,
-                            n * BN + p * Traits::kVPanelW, 0, kv_head, tc.batch);
-      }
-      ++qring.count;
-    }
-  }
-
-  // --- In-kernel V transpose (Traits::kTransposeV) ---------------------------
-  // Staging stage s of V's rows (laid out as K's), and the barrier its TMA completes.
-  static __device__ __forceinline__ uint8_t* v_rows(const Smem<Traits>& sm, int s) {
-    return sm.base + Traits::kOffVRows + s * Traits::kKVBytes;
-  }
-  static __device__ __forceinline__ sm90::MBarrier& full_v_rows(const Smem<Traits>& sm, int s) {
-    return sm.bars()[2 * Traits::kQStages + 4 * Traits::kStages + s];
-  }
-  static constexpr int kTransposeBar = 4;  // named barrier of the producer warpgroup (turns: 1..3)
-
-  // The producer warpgroup, every thread: thread 0 issues the TMA loads as
-  // producer() does, V's rows into the staging ring in place of V^T; then the
-  // warpgroup transposes the previous block, so that a block's V rows are in
-  // flight while the one before is transposed. The staging stage a load
-  // reuses was transposed an iteration earlier, in this warpgroup's own order.
-  static __device__ __forceinline__ void producer_transposing(const Fp8Args& a, const Smem<Traits>& sm) {
-    RingPos<Traits::kStages> ring;  // ring.count - 1: the block loaded last, not yet transposed
-    RingPos<Traits::kQStages> qring;
-    for (int round = 0;; ++round) {
-      const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
-      const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
-      if (n_blocks == 0) continue;
-      if (threadIdx.x == 0) {
-        const int qs = qring.stage();
-        sm.empty_q(qs).wait(qring.parity() ^ 1);
-        sm.full_q(qs).arrive_expect_tx(Traits::kQBytes);
-        for (int p = 0; p < Traits::kQKPanels; ++p)
-          sm90::tma_load_4d(sm.q(qs) + p * Traits::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word,
-                            p * Traits::kQKPanelW, tc.m_block * BM, tc.head, tc.batch);
-      }
-      for (int i = 0; i < n_blocks; ++i, ++ring.count) {
-        if (threadIdx.x == 0) {
-          const int n = n_blocks - 1 - i, s = ring.stage(), kv_head = tc.head / (a.heads / a.heads_kv);
-          sm.empty_k(s).wait(ring.parity() ^ 1);
-          sm.full_k(s).arrive_expect_tx(Traits::kKVBytes);
-          for (int p = 0; p < Traits::kQKPanels; ++p)
-            sm90::tma_load_4d(sm.k(s) + p * Traits::kKPanelBytes, &a.tma_k, &sm.full_k(s).word,
-                              p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
+        if constexpr (Traits::kTransposeV) {  // V's rows, as K's, for the transposing warps
+          empty_v_rows(sm, s).wait(ring.parity() ^ 1);
           full_v_rows(sm, s).arrive_expect_tx(Traits::kKVBytes);
           for (int p = 0; p < Traits::kQKPanels; ++p)
             sm90::tma_load_4d(v_rows(sm, s) + p * Traits::kKPanelBytes, &a.tma_v, &full_v_rows(sm, s).word,
                               p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
+        } else {
+          sm.empty_v(s).wait(ring.parity() ^ 1);
+          sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
+          for (int p = 0; p < Traits::kVPanels; ++p)  // V^T: keys along the row, head_dim rows
+            sm90::tma_load_4d(sm.v(s) + p * Traits::kVPanelBytes, &a.tma_vt, &sm.full_v(s).word,
+                              n * BN + p * Traits::kVPanelW, 0, kv_head, tc.batch);
         }
-        if (ring.count > 0) transpose_block(sm, ring.count - 1);
       }
       ++qring.count;
     }
-    if (ring.count > 0) transpose_block(sm, ring.count - 1);
+    if constexpr (Traits::kTransposeV) end_v_rows(sm, ring);
   }
 
-  // V rows of ring block `count` -> its V^T stage, keys in e4m3_key_order, by
-  // the 128 producer threads. V's bytes read as 16-bit pairs along head_dim: an
-  // ldmatrix .trans of 8 keys x 16 bytes gives thread (g, t) keys 2t, 2t+1 of
-  // head_dim 2g, 2g+1; with the same from keys 8..15, one byte permute makes
-  // V^T row 2g's word t (keys 2t, 2t+1, 8+2t, 9+2t: e4m3_key_order) and another
-  // row 2g+1's, and stmatrix stores them. Threads g >= 4 swap which of their two
-  // rows goes to which matrix, so that each stored matrix's 8 rows cover every
-  // row mod 8, every 16-byte bank group under the 128B swizzle.
-  // Work: units of (16-key group kg, pair of 16-byte head_dim chunks); warp w
-  // takes kg = w mod 4 of each 4 groups, so every address is a per-thread base
-  // plus a compile-time offset (the producer has 24-32 registers).
-  static __device__ __forceinline__ void transpose_block(const Smem<Traits>& sm, uint32_t count) {
-    const int s = count % Traits::kStages;
-    const uint32_t parity = (count / Traits::kStages) & 1;
+  // --- In-kernel V transpose (Traits::kTransposeV) ---------------------------
+  // Staging stage s of V's rows (laid out as K's), the barrier its TMA completes,
+  // and the one the transposing warps release it by.
+  static __device__ __forceinline__ uint8_t* v_rows(const Smem<Traits>& sm, int s) {
+    return sm.base + Traits::kOffVRows + s * Traits::kKVBytes;
+  }
+  static __device__ __forceinline__ sm90::MBarrier& full_v_rows(const Smem<Traits>& sm, int s) {
+    return sm.bars()[2 * Traits::kQStages + 4 * Traits::kStages + 2 * s];
+  }
+  static __device__ __forceinline__ sm90::MBarrier& empty_v_rows(const Smem<Traits>& sm, int s) {
+    return sm.bars()[2 * Traits::kQStages + 4 * Traits::kStages + 2 * s + 1];
+  }
+  static constexpr int kTransposeBar = 4;      // named barrier of the transposing warps (turns: 1..3)
+  static constexpr int kTransposeThreads = 96;  // producer warps 1..3; warp 0 issues the TMA loads
+
+  // How many V row blocks the producer issued, set once it has issued the last:
+  // until then ~0u.
+  static __device__ __forceinline__ volatile uint32_t* v_rows_end(const Smem<Traits>& sm) {
+    return reinterpret_cast<volatile uint32_t*>(&sm.bars()[2 * Traits::kQStages + 4 * Traits::kStages +
+                                                           2 * Traits::kVRowStages]);
+  }
+
+  // Producer warps 1..3: V row blocks in the ring's order, until the stage they
+  // wait for is the producer's end mark (end_v_rows). Their loop holds a block
+  // count only: the tile walk beside the transpose spilled at 24 registers.
+  static __device__ __forceinline__ void transposer(const Smem<Traits>& sm) {
+    for (uint32_t count = 0;; ++count) {
+      const int s = count % Traits::kStages;
+      const uint32_t parity = (count / Traits::kStages) & 1;
+      full_v_rows(sm, s).wait(parity);
+      if (*v_rows_end(sm) == count) break;
+      transpose_block(sm, s, parity);
+    }
+  }
+
+  // After the producer's last block: the next stage's full barrier completes
+  // with no bytes, and the count says it holds none.
+  static __device__ __forceinline__ void end_v_rows(const Smem<Traits>& sm, const RingPos<Traits::kStages>& ring) {
+    const int s = ring.stage();
+    empty_v_rows(sm, s).wait(ring.parity() ^ 1);
+    *v_rows_end(sm) = ring.count;
+    full_v_rows(sm, s).arrive();  // release: the count is visible to the waiters
+  }
+
+  // V rows of ring stage s (landed) -> V^T stage s, keys in e4m3_key_order. V's
+  // bytes read as 16-bit pairs along head_dim: an ldmatrix .trans of 8 keys x 16
+  // bytes gives thread (g, t) keys 2t, 2t+1 of head_dim 2g, 2g+1; with the same
+  // from keys 8..15, one byte permute makes V^T row 2g's word t (keys 2t, 2t+1,
+  // 8+2t, 9+2t: e4m3_key_order) and another row 2g+1's, and stmatrix stores
+  // them. Threads g >= 4 swap which of their two rows goes to which matrix, so
+  // that each stored matrix's 8 rows cover every row mod 8, every 16-byte bank
+  // group under the 128B swizzle. A unit is (16-key group kg, pair of 16-byte
+  // head_dim chunks); the three warps take every third.
+  static __device__ __forceinline__ void transpose_block(const Smem<Traits>& sm, int s, uint32_t parity) {
     constexpr int W = Traits::kQKPanelW, kChunks = W / 16;  // V row panel width, its 16-byte chunks
     constexpr int kGroups = BN / 16;                        // 16-key groups per block
     constexpr int kUnits = kGroups * (HD / 32);
-    static_assert(kGroups % 4 == 0 && Traits::kVPanelW == 128, "4 warps x key groups; 128B V^T panels");
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    static_assert(Traits::kVPanelW == 128, "V^T in 128-byte panels");
+    const int warp = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;  // warp: 0..2
     const int m = lane / 8, i = lane % 8;  // this lane's address: row i of matrix m
     // Load, row i of matrix m: key 16 kg + 8 (m % 2) + i, head_dim chunk 2 cu + m / 2;
     // the swizzle XORs the chunk with i (128B) or (i / 2) % 4 (64B), the same for every kg.
-    const uint32_t ld_base = smem_addr(v_rows(sm, s)) + (16 * warp + 8 * (m % 2) + i) * W;
+    const uint32_t ld_base = smem_addr(v_rows(sm, s)) + (8 * (m % 2) + i) * W;
     const uint32_t ld_xor = 16 * ((m / 2) ^ (kChunks == 8 ? i : (i >> 1) & 3));
     // Store, row i of matrix m: V^T row d = 16 (2 cu + m / 2) + 2 i + e (e: the g >= 4 swap),
     // key group kg's chunk XOR d % 8.
     const int dl = 16 * (m / 2) + 2 * i + ((i >= 4) ^ (m % 2));
-    const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128;
-    const uint32_t st_xor = 16 * (warp ^ (dl % 8));
-    const uint32_t sel_lo = lane / 4 < 4 ? 0x6420 : 0x7531, sel_hi = sel_lo ^ 0x1111;
-    full_v_rows(sm, s).wait(parity);
+    const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128, st_xor = 16 * (dl % 8);
+    const uint32_t sel_lo = lane / 4 < 4 ? 0x6420 : 0x7531;
     sm.empty_v(s).wait(parity ^ 1);
-#pragma unroll
-    for (int j = 0; j < kUnits / 4; ++j) {
-      constexpr int kPerRow = kGroups / 4;  // units per chunk pair and warp
-      const int kg0 = 4 * (j % kPerRow), cu = j / kPerRow;  // this warp's kg = kg0 + warp
-      const int c0 = 2 * cu;                                 // even: its chunk and the next
+#pragma unroll 1  // unrolled, the copies' addresses spill at 24 registers
+    for (int u = warp; u < kUnits; u += 3) {
+      const int kg = u % kGroups, c0 = 2 * (u / kGroups);  // c0: even, this unit's first chunk
       uint32_t r[4];
-      ldmatrix_x4_trans(r, ld_base + (c0 / kChunks) * Traits::kKPanelBytes + 16 * kg0 * W +
+      ldmatrix_x4_trans(r, ld_base + (c0 / kChunks) * Traits::kKPanelBytes + 16 * kg * W +
                                ((16 * (c0 % kChunks)) ^ ld_xor));
-      sm90::stmatrix_x4(st_base + (kg0 / 8) * Traits::kVPanelBytes + 16 * c0 * 128 + ((16 * (kg0 % 8)) ^ st_xor),
-                        __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_hi),
-                        __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_hi));
+      sm90::stmatrix_x4(st_base + (kg / 8) * Traits::kVPanelBytes + 16 * c0 * 128 + ((16 * (kg % 8)) ^ st_xor),
+                        __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_lo ^ 0x1111),
+                        __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_lo ^ 0x1111));
     }
     sm90::fence_proxy_async_smem();  // the stores, visible to wgmma's reads
-    sm90::named_barrier_sync(kTransposeBar, 128);
-    if (threadIdx.x == 0) sm.full_v(s).arrive();
+    sm90::named_barrier_sync(kTransposeBar, kTransposeThreads);
+    if (threadIdx.x == 32) {
+      sm.full_v(s).arrive();
+      empty_v_rows(sm, s).arrive();  // every thread's reads of the rows are done
+    }
   }
 
   // Ping-pong turns, as in Fa3Fwd (named barriers 1, 2; 0 is __syncthreads).
@@ -521,7 +518,11 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
   using Fwd = Fa3Fp8Fwd<Traits, kBlocks>;
   if constexpr (Traits::kTransposeV) {  // the V rows' barriers, after setup_smem's
     if (threadIdx.x == 0) {
-      for (int s = 0; s < Traits::kVRowStages; ++s) Fwd::full_v_rows(sm, s).init(1);
+      for (int s = 0; s < Traits::kVRowStages; ++s) {
+        Fwd::full_v_rows(sm, s).init(1);
+        Fwd::empty_v_rows(sm, s).init(1);
+      }
+      *Fwd::v_rows_end(sm) = ~0u;
       sm90::fence_barrier_init();
     }
     __syncthreads();
@@ -529,18 +530,13 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
 
   if (wg == 0) {  // producer warpgroup
     sm90::regs_release<Traits::kProducerRegs>();
-    if constexpr (Traits::kTransposeV) {
-      if (threadIdx.x == 0) {
-        sm90::tma_prefetch_map(&args.tma_q);
-        sm90::tma_prefetch_map(&args.tma_k);
-        sm90::tma_prefetch_map(&args.tma_v);
-      }
-      Fwd::producer_transposing(args, sm);
-    } else if (threadIdx.x == 0) {
+    if (threadIdx.x == 0) {
       sm90::tma_prefetch_map(&args.tma_q);
       sm90::tma_prefetch_map(&args.tma_k);
-      sm90::tma_prefetch_map(&args.tma_vt);
+      sm90::tma_prefetch_map(Traits::kTransposeV ? &args.tma_v : &args.tma_vt);
       Fwd::producer(args, sm);
+    } else if constexpr (Traits::kTransposeV) {
+      if (threadIdx.x >= 32) Fwd::transposer(sm);
     }
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();

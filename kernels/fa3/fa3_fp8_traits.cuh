@@ -53,8 +53,10 @@ struct Fa3Fp8Traits {
                 "panels must keep the swizzle atoms aligned");
 
   // Shared memory: Q slots | K ring | V^T ring | [V rows ring] | mbarriers, as
-  // in Fa3Traits; the V rows' TMA barriers follow the ring's.
-  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowStages) * 8; }
+  // in Fa3Traits; the V rows' full and empty barriers follow the ring's, then
+  // one 8-byte slot for the count of V row blocks (fa3_fp8_kernel.cuh, transposer).
+  static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
+  static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowSlots) * 8; }
   static constexpr int kQStages =
       2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
@@ -62,7 +64,7 @@ struct Fa3Fp8Traits {
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
   static constexpr int kOffVRows = kOffV + Stages * kKVBytes;  // V's rows as K's: kQKPanelW-byte panels
   static constexpr int kOffBar = kOffVRows + kVRowStages * kKVBytes;
-  static constexpr int kNumBars = 2 * kQStages + 4 * Stages + kVRowStages;
+  static constexpr int kNumBars = 2 * kQStages + 4 * Stages + kVRowSlots;
   static_assert(!TransposeV || kVPanelW == 128, "in-kernel V transpose: V^T in 128-byte panels (block_n 128 or 256)");
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
