@@ -16,14 +16,14 @@ constexpr int fp8_default_block_n(int head_dim) { return head_dim == 64 ? 256 : 
 constexpr int fp8_default_poly_every(int head_dim) { return head_dim == 64 ? 4 : 0; }
 
 // The longest seqlen_q whose forward transposes V inside the kernel. Same-run
-// A/B on the H200 (PERF_NOTES fa3-fp8-vt-in-kernel): in-kernel 4-18 % faster
-// up to these lengths, where the pre-pass is a large share of the row; 1-15 %
-// slower from twice them, where transposing every block a tile reads beside its
-// GEMMs costs more than one pass over V. By seqlen_q, since the pre-pass's
-// share falls with the queries that reuse each V block (decoding, one query
-// row, always transposes in the kernel).
+// A/B on the H200 (PERF_NOTES fa3-fp8-vt-in-kernel): in-kernel 4-20 % faster
+// up to these lengths, where the pre-pass is a large share of the row; up to 29 %
+// slower beyond (hd256 most: 32 KiB to transpose per block), where transposing
+// every block a tile reads beside its GEMMs costs more than one pass over V. By
+// seqlen_q, since the pre-pass's share falls with the queries that reuse each V
+// block (decoding, one query row, always transposes in the kernel).
 constexpr int fp8_vt_in_kernel_max_seqlen_q(int head_dim, bool causal) {
-  return head_dim == 256 ? (causal ? 1024 : 512) : (causal ? 2048 : 1024);
+  return head_dim == 256 ? 512 : (causal ? 2048 : 1024);
 }
 constexpr bool fp8_vt_in_kernel(int head_dim, bool causal, int seqlen_q) {
   return seqlen_q <= fp8_vt_in_kernel_max_seqlen_q(head_dim, causal);
