@@ -256,7 +256,7 @@ struct Fa3Fp8Fwd {
     const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128, st_xor = 16 * (dl % 8);
     const uint32_t sel_lo = lane / 4 < 4 ? 0x6420 : 0x7531;
     sm.empty_v(s).wait(parity ^ 1);
-#pragma unroll 1  // unrolled, the copies' addresses spill at 24 registers
+#pragma unroll 1  // one unit at a time: unrolled, an earlier form spilled at 24 registers (not retried since)
     for (int u = warp; u < kUnits; u += 3) {
       const int kg = u % kGroups, c0 = 2 * (u / kGroups);  // c0: even, this unit's first chunk
       uint32_t r[4];

@@ -16,7 +16,7 @@ struct Fa3Fp8Traits {
   // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
   // in the pre-pass (transpose_v_kernel) before the kernel, whose TMA then reads
   // V^T; true, in the kernel: TMA brings each block's V rows into a staging
-  // ring and the producer warpgroup transposes them into the V^T ring
+  // ring and producer warps 1..3 transpose them into the V^T ring
   // (fa3_fp8_kernel.cuh, transpose_block).
   static constexpr bool kTransposeV = TransposeV;
   static constexpr int kVRowStages = TransposeV ? Stages : 0;
