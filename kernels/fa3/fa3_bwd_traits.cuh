@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "common/register_split.h"
 #include "common/sm90/tma.cuh"
 #include "fa3/fa3_bwd_fault.h"
 
@@ -94,12 +95,13 @@ struct Fa3BwdTraits {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemLimit, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Register split after setmaxnreg (65536 per SM, one block per SM): the
+  // Register split after setmaxnreg (one block per SM; common/register_split.h): the
   // producer warps only issue copies; each consumer holds dK and dV (2 x
   // kDkvCols / 2 floats), S^T and dP^T (2 x kSCols / 2) and a dQ task (32).
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
-  static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "register split over budget");
+  static_assert(register_split_fits(kConsumerWGs, kProducerRegs, kConsumerRegs),
+                "register split over the block's launch allocation (common/register_split.h)");
 
   // Named barriers (0 is __syncthreads).
   static constexpr int kDsBar = 1;                 // consumers: this block's dS^T (and P^T) stored

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "common/register_split.h"
 #include "common/smem_limit.h"
 #include "fa3/fa3_scheduler.cuh"
 
@@ -77,14 +78,8 @@ struct Fa3Fp8Traits {
   // Three consumer warpgroups (block_m 192) leave each 160 (the bf16 kernel's split).
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : 24;
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : 240;
-  // The split must fit what the block was given at launch, not the register
-  // file: __launch_bounds__(kThreads, 1) caps a thread at 65536 / kThreads
-  // rounded down to 8 (168 with two consumer warpgroups, 128 with three), the
-  // kernel is launched with that many (ptxas takes them all), and a setmaxnreg.inc
-  // that asks for more than the warpgroups released waits forever.
-  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-  static_assert((kProducerRegs + kConsumerRegs * kConsumerWGs) <= kLaunchRegs * (kConsumerWGs + 1),
-                "register split over the block's launch allocation");
+  static_assert(register_split_fits(kConsumerWGs, kProducerRegs, kConsumerRegs),
+                "register split over the block's launch allocation (common/register_split.h)");
   // Each block issues P V and waits for it before Q K^T where O (head_dim / 2
   // words), S (block_n / 2) and P (block_n / 8) with 32 more do not fit the
   // consumer's registers: ptxas spilled 144 bytes on hd128 x 256 keys (224

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "common/register_split.h"
 #include "common/sm90/tma.cuh"
 #include "common/smem_limit.h"
 #include "fa3/fa3_scheduler.cuh"
@@ -93,11 +94,12 @@ struct Fa3Traits {
   // slower from 2048, so the walk always runs.
   static constexpr bool kSkipNeedlessEmptyWalk = HeadDim != 128;
 
-  // Register split after setmaxnreg (65536 per SM, one block per SM): the
+  // Register split after setmaxnreg (one block per SM; common/register_split.h): the
   // producer only issues TMA, the consumers hold S, P and O.
   static constexpr int kProducerRegs = kConsumerWGs == 3 ? 32 : (kConsumerWGs == 2 ? 24 : 56);
   static constexpr int kConsumerRegs = kConsumerWGs == 3 ? 160 : (kConsumerWGs == 2 ? 240 : 240);
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWGs <= 65536, "register split over budget");
+  static_assert(register_split_fits(kConsumerWGs, kProducerRegs, kConsumerRegs),
+                "register split over the block's launch allocation (common/register_split.h)");
 
   // Which tiles each block runs, in what order (fa3_scheduler.cuh).
   using Scheduler = fa3::StaticPersistentScheduler;
