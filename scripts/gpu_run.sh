@@ -161,7 +161,7 @@ FP8_STEPS=" ${FP8_STEPS:-sweep peer check table} "
 fp8_want() { [[ "$FP8_STEPS" == *" $1 "* ]]; }
 if fp8_want sweep; then
 # 420 s: the sweep's host side alone (quantized inputs, the float64 reference, validation)
-# took 287 s of the 300 that cut c6cc081's run short (results/h200/2026-12-02-c6cc081).
+# took 287 s of the 300 that cut c6cc081's published run short (67 of 72 rows).
 timeout -s INT -k 10 "${T_FP8:-420}" "$BIN/fa-bench" sweep --config configs/paper-fwd.json --backend cuda --dtype e4m3 \
   --seqlen "${PAPER_SEQLEN:-512:16384:x2}" --kernels fa3,cudnn --max-seconds 0.2 --min-samples 10 \
   --json "$R/paper-fwd-e4m3.json" --csv "$R/paper-fwd-e4m3.csv" > "$R/paper-fwd-e4m3.md" 2> "$R/paper-fwd-e4m3.err"

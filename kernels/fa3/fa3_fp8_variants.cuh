@@ -46,10 +46,12 @@ constexpr int fp8_variant_block_n(Fp8Variant v, int head_dim) {
 constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
+// Whether variant v's kernel transposes V itself (no pre-pass).
+constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv; }
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim), V == Fp8Variant::tv>;
+                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -81,7 +83,7 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
 
 // The whole forward on variant v's tile: the V^T pre-pass (not for tv), then attention.
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
-  if (v != Fp8Variant::tv) {
+  if (!fp8_variant_transposes_v(v)) {
     const cudaError_t err = transpose_v(p, stream);
     if (err != cudaSuccess) return err;
   }
