@@ -19,7 +19,8 @@
 // amax / 448). P is rounded as P * scale_s with scale_s = 448 (P <= 1),
 // descale_s = 1/448; an e4m3 O uses scale_o = 224 / max|V| (|O| <= max|V|,
 // with room). Tolerance: O max abs error <= 2x that of a standard in FP8
-// precision on the same rows (float32 scores from the dequantized inputs,
+// precision on the same rows (scores from the codes as the FP8 tensor cores add
+// them up, check/fp8_mma.h, times the descales,
 // P = softmax rounded to e4m3 after * scale_s then descaled, float32 P V, O
 // rounded to O's type) + 4e-3; LSE abs error <= 1e-3 + 2x the standard's.
 // amax_s and amax_o are reported against the reference's maxima over the
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "core/e4m3.h"
+#include "check/fp8_mma.h"
 #include "check/fp8_quant.h"
 #include "check_cuda_throw.h"
 #include "cudnn/cudnn_sdpa_fp8.h"
@@ -167,9 +169,17 @@ RowRef reference_row(const Shape& s, const Inputs& in, const Scales& sc, int b, 
   r.o_std.assign(size_t(d), 0.f);
   if (end <= 0) return r;  // refused shapes only
   // Dequantized values as a kernel forms them: code value * descale, in float.
-  std::vector<float> qv(static_cast<size_t>(d));
+  // The standard's scores come from the codes, added up as the FP8 tensor cores
+  // add them (check/fp8_mma.h: each 32-deep step truncated below its largest
+  // term), then descaled: float32 sums would miss that truncation, which the
+  // LSE floor does not always cover.
+  std::vector<float> qv(static_cast<size_t>(d)), q_codes(static_cast<size_t>(d)), k_codes(static_cast<size_t>(d));
   const size_t q_off = ((size_t(b) * s.seqlen_q + row) * s.heads + h) * d;
-  for (int c = 0; c < d; ++c) qv[size_t(c)] = lut[in.q[q_off + size_t(c)]] * in.descale_q;
+  for (int c = 0; c < d; ++c) {
+    q_codes[size_t(c)] = lut[in.q[q_off + size_t(c)]];
+    qv[size_t(c)] = q_codes[size_t(c)] * in.descale_q;
+  }
+  const float score_scale = sc.softmax_scale * in.descale_q * in.descale_k;
   auto kv_off = [&](int j) { return ((size_t(b) * s.seqlen_k + j) * s.heads_kv + hk) * d; };
   std::vector<double> sc64(static_cast<size_t>(end));
   std::vector<float> sc32(static_cast<size_t>(end));
@@ -178,14 +188,12 @@ RowRef reference_row(const Shape& s, const Inputs& in, const Scales& sc, int b, 
   for (int j = 0; j < end; ++j) {
     const size_t off = kv_off(j);
     double acc = 0;
-    float accf = 0.f;
     for (int c = 0; c < d; ++c) {
-      const float kf = lut[in.k[off + size_t(c)]] * in.descale_k;
-      acc += double(qv[size_t(c)]) * double(kf);
-      accf += qv[size_t(c)] * kf;
+      k_codes[size_t(c)] = lut[in.k[off + size_t(c)]];
+      acc += double(qv[size_t(c)]) * double(k_codes[size_t(c)] * in.descale_k);
     }
     sc64[size_t(j)] = acc * double(sc.softmax_scale);
-    sc32[size_t(j)] = accf * sc.softmax_scale;
+    sc32[size_t(j)] = fa::fp8_mma_dot(q_codes.data(), k_codes.data(), d) * score_scale;
     m = std::max(m, sc64[size_t(j)]);
     mf = std::max(mf, sc32[size_t(j)]);
   }
