@@ -11,8 +11,7 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false,
-          bool PingPong = true>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
@@ -71,9 +70,8 @@ struct Fa3Fp8Traits {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Ping-pong GEMM turns between the consumer warpgroups, as in the bf16 kernel
-  // (false: each warpgroup issues its GEMMs when it is ready; fp8_check's nopp).
-  static constexpr bool kPingPong = PingPong;
+  // Ping-pong GEMM turns between the consumer warpgroups, as in the bf16 kernel.
+  static constexpr bool kPingPong = true;
 
   // Register split after setmaxnreg: consumers hold O (head_dim / 2 floats), S
   // (block_n / 2 floats) and P (block_n / 8 words).

@@ -19,14 +19,10 @@ namespace fa {
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
 //   tv     base's tile with V transposed in the kernel (no pre-pass)
-//   tv3    tv with 3 K/V stages at hd64 and hd128 (hd256: tv, 3 do not fit)
-//   nopp   base's tile without ping-pong turns: each consumer warpgroup issues
-//          its GEMMs when it is ready
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, tv, tv3, nopp };
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::tv,    Fp8Variant::tv3,
-                                              Fp8Variant::nopp};
+                                              Fp8Variant::poly2, Fp8Variant::tv};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -36,8 +32,6 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
     case Fp8Variant::tv: return "tv";
-    case Fp8Variant::tv3: return "tv3";
-    case Fp8Variant::nopp: return "nopp";
   }
   return "?";
 }
@@ -53,16 +47,11 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 // Whether variant v's kernel transposes V itself (no pre-pass).
-constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv || v == Fp8Variant::tv3; }
-constexpr int fp8_variant_stages(Fp8Variant v, int head_dim) {
-  return v == Fp8Variant::tv3 && head_dim != 256 ? 3 : 2;
-}
+constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv; }
 
 template <Fp8Variant V, int HeadDim>
-using Fa3Fp8TraitsOf =
-    Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim),
-                 fp8_variant_stages(V, HeadDim), fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V),
-                 V != Fp8Variant::nopp>;
+using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
+                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -88,8 +77,6 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
     case Fp8Variant::tv: return fa3_fp8_attention_variant<Fp8Variant::tv>(p, stream);
-    case Fp8Variant::tv3: return fa3_fp8_attention_variant<Fp8Variant::tv3>(p, stream);
-    case Fp8Variant::nopp: return fa3_fp8_attention_variant<Fp8Variant::nopp>(p, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -22,9 +22,9 @@
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --time-head-dim=D  time only head dim D's shapes
 //   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
-//                    poly4, poly2, tv, tv3, nopp; a comma list) or all: the checks run
+//                    poly4, poly2, tv; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base:
-//                    always the pre-pass; tv, tv3: always V transposed in the kernel, no pre-pass)
+//                    always the pre-pass; tv: always V transposed in the kernel, no pre-pass)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
