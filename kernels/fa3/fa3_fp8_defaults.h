@@ -29,4 +29,12 @@ constexpr bool fp8_vt_in_kernel(int head_dim, bool causal, int seqlen_q) {
   return seqlen_q <= fp8_vt_in_kernel_max_seqlen_q(head_dim, causal);
 }
 
+// Keys per block of the V^T pre-pass (transpose_v_kernel); V^T's rows are
+// seqlen_k rounded up to a multiple of it, zeros past seqlen_k. Here so that the
+// traffic model (src/measure/traffic.cpp) pads as the pass does. 128 keys, whole
+// 128-byte lines of each V^T row per block, made the pass 5-11 % slower on the
+// H200 (PERF_NOTES fa3-fp8-vt-pass-lines).
+constexpr int kFp8VtKeys = 64;
+constexpr int fp8_vt_seqlen(int seqlen_k) { return (seqlen_k + kFp8VtKeys - 1) / kFp8VtKeys * kFp8VtKeys; }
+
 }  // namespace fa

@@ -49,6 +49,7 @@
 #include "common/sm90/wgmma.cuh"
 #include "common/sm90/wgmma_fp8.cuh"
 #include "fa3/fa3_fp8_args.cuh"
+#include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_traits.cuh"
 #include "fa3/fa3_kernel.cuh"  // Smem, setup_smem, RingPos
 #include "fa3/fa3_softmax.cuh"
@@ -56,10 +57,10 @@
 namespace fa::fa3 {
 
 // --- V^T pre-pass ---------------------------------------------------------
-constexpr int kVtKeys = 64;  // keys per pre-pass block; seqlen_vt is a multiple of it
-constexpr int kVtThreads = 256;  // threads per pre-pass block
+constexpr int kVtKeys = kFp8VtKeys;  // keys per pre-pass block (fa3_fp8_defaults.h)
+constexpr int kVtThreads = 256;       // threads per pre-pass block
 
-inline int vt_seqlen(int seqlen_k) { return (seqlen_k + kVtKeys - 1) / kVtKeys * kVtKeys; }
+inline int vt_seqlen(int seqlen_k) { return fp8_vt_seqlen(seqlen_k); }
 
 // Where 16-byte chunk c of row r of the pre-pass tile sits: c XOR a function of the
 // row, so that the 16 rows one warp reads a word from at once (keys e4m3_key_order(4w + j),

@@ -75,16 +75,14 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, in
 
 // fa3's e4m3 forward beyond fp8_vt_in_kernel's lengths first writes V^T (its
 // FP8 P V needs keys contiguous): V read once, V^T written once, seqlen_k
-// padded to the pre-pass's 64 keys (kernels/fa3/fa3_fp8_kernel.cuh,
-// vt_seqlen). The attention then reads V^T where the model says V, at the same
+// padded to the pre-pass's block of keys (kernels/fa3/fa3_fp8_defaults.h,
+// fp8_vt_seqlen). The attention then reads V^T where the model says V, at the same
 // bytes (the padding's few extra keys aside). Up to those lengths the kernel
 // reads V and transposes it in shared memory: the model's bytes as they are.
 namespace {
-constexpr int64_t kFp8VtKeys = 64;
-
 Traffic fp8_vt_prepass(const AttnProblem& p) {
   const int64_t kv_heads = int64_t(p.batch) * p.heads_kv, d = p.head_dim;
-  const int64_t padded = ceil_div(p.seqlen_k, kFp8VtKeys) * kFp8VtKeys;
+  const int64_t padded = fp8_vt_seqlen(p.seqlen_k);
   return Traffic{kv_heads * p.seqlen_k * d, kv_heads * padded * d};
 }
 }  // namespace
