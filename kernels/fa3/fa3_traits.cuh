@@ -58,8 +58,13 @@ struct Fa3Traits {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above).
-  static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2;
+  // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above),
+  // except at head_dim 64 with two warpgroups (the 128x128 tiles), whose paired
+  // loop ran 4-12 % faster at every paper length without them on the H200; the
+  // three-warpgroup 192x128 tile lost 8-9 % without them, hd128's two-warpgroup
+  // tiles moved -1 to +2 %, hd256's serial 128x128 lost 1-3 % (PERF_NOTES
+  // fa3-hd64-no-turns).
+  static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2 && !(HeadDim == 64 && kConsumerWGs == 2);
 
   // Each block's Q K^T, softmax and P V one after another in a warpgroup (fa3_kernel.cuh,
   // consumer_serial), where S, P and O together would not fit the consumer's registers:
