@@ -61,7 +61,7 @@ struct Fa3Traits {
   // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above),
   // except at head_dim 64 with two warpgroups (the 128x128 tiles), whose paired
   // loop ran 4-12 % faster at every paper length without them on the H200; the
-  // three-warpgroup 192x128 tile lost 8-9 % without them, hd128's two-warpgroup
+  // three-warpgroup 192x128 tile lost 6-9 % without them, hd128's two-warpgroup
   // tiles moved -1 to +2 %, hd256's serial 128x128 lost 1-3 % (PERF_NOTES
   // fa3-hd64-no-turns).
   static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2 && !(HeadDim == 64 && kConsumerWGs == 2);
