@@ -48,7 +48,7 @@ struct Fp8FwdParams {
 
 // Bytes of the V^T workspace: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
 inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
-  return int64_t(p.batch) * p.heads_kv * p.head_dim * fa3::vt_seqlen(p.seqlen_k);
+  return int64_t(p.batch) * p.heads_kv * p.head_dim * fp8_vt_seqlen(p.seqlen_k);
 }
 
 // Why p cannot run on a tile with block_n keys per K/V block, or nullptr.
@@ -78,11 +78,11 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
   return nullptr;
 }
 
-// V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, vt_seqlen(seqlen_k)], keys in
+// V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, fp8_vt_seqlen(seqlen_k)], keys in
 // e4m3_key_order, zeros past seqlen_k (fa3_fp8_kernel.cuh).
 inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
-  const dim3 grid(fa3::vt_seqlen(p.seqlen_k) / fa3::kVtKeys, p.heads_kv, p.batch);
-  fa3::transpose_v_kernel<fa3::kVtKeys><<<grid, fa3::kVtThreads, 0, stream>>>(p.v, p.vt, p.seqlen_k, fa3::vt_seqlen(p.seqlen_k), p.heads_kv,
+  const dim3 grid(fp8_vt_seqlen(p.seqlen_k) / kFp8VtKeys, p.heads_kv, p.batch);
+  fa3::transpose_v_kernel<kFp8VtKeys><<<grid, fa3::kVtThreads, 0, stream>>>(p.v, p.vt, p.seqlen_k, fp8_vt_seqlen(p.seqlen_k), p.heads_kv,
                                                     p.head_dim, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
   return cudaGetLastError();
 }
@@ -110,7 +110,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
                                    {uint64_t(p.v_row_stride), uint64_t(p.v_head_stride), uint64_t(p.v_batch_stride)},
                                    Traits::kQKPanelW, BN);
   } else {
-    const uint64_t svt = uint64_t(fa3::vt_seqlen(p.seqlen_k));
+    const uint64_t svt = uint64_t(fp8_vt_seqlen(p.seqlen_k));
     err = sm90::make_u8_tensor_map(&a.tma_vt, p.vt, {svt, hd, uint64_t(p.heads_kv), uint64_t(p.batch)},
                                    {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
   }

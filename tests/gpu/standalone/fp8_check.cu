@@ -412,7 +412,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
 // same rule the GPU kernel is held to; a wrong permutation fails it.
 std::vector<uint16_t> emulate_kernel(const HostProblem& hp, std::vector<float>& lse, Fault fault, int bn) {
   const Shape& s = hp.s;
-  const int d = s.head_dim, svt = fa::fa3::vt_seqlen(s.seqlen_k), group = s.heads / s.heads_kv;
+  const int d = s.head_dim, svt = fa::fp8_vt_seqlen(s.seqlen_k), group = s.heads / s.heads_kv;
   std::vector<uint16_t> o(hp.q.codes.size());
   lse.assign(size_t(s.batch) * s.heads * s.seqlen_q, 0.f);
   for (int b = 0; b < s.batch; ++b)
