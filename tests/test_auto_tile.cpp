@@ -83,9 +83,10 @@ TEST(AutoTile, PlannerTakesTheRulesTileWhereOneAppliesAndTheDefaultElsewhere) {
   Registry reg;
   reg.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
   reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s2", Tile{128, 128, 12, 2}, false));
-  // The rule: hd64 causal up to 1024 tokens runs 128x128.
-  EXPECT_EQ(planned(reg, "1024", "true"), "fa3.bf16.hd64.128x128.w12.s2");
-  EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+  // The rules: hd64 runs 128x128 causal up to 2048 tokens, non-causal up to 512.
+  EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.128x128.w12.s2");
+  EXPECT_EQ(planned(reg, "4096", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+  EXPECT_EQ(planned(reg, "512", "false"), "fa3.bf16.hd64.128x128.w12.s2");
   EXPECT_EQ(planned(reg, "1024", "false"), "fa3.bf16.hd64.192x128.w16.s2");
   // A rule whose tile is not compiled falls back to the default tile.
   Registry only_default;
@@ -94,13 +95,13 @@ TEST(AutoTile, PlannerTakesTheRulesTileWhereOneAppliesAndTheDefaultElsewhere) {
 }
 
 TEST(AutoTile, ARuleWithAStageCountTakesThatDepthOfTheTile) {
-  // hd64 causal up to 1024: 128x128 with two K/V stages, where 128x128 is compiled with four as well.
+  // hd64 causal up to 2048: 128x128 with two K/V stages, where 128x128 is compiled with four as well.
   Registry reg;
   reg.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
   reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s4", Tile{128, 128, 12, 4}, false));
   reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s2", Tile{128, 128, 12, 2}, false));
   EXPECT_EQ(planned(reg, "512", "true"), "fa3.bf16.hd64.128x128.w12.s2");
-  EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.192x128.w16.s2");
+  EXPECT_EQ(planned(reg, "4096", "true"), "fa3.bf16.hd64.192x128.w16.s2");
 }
 
 TEST(AutoTile, ARuleAppliesOnlyToItsDtypes) {

@@ -41,7 +41,8 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 
 template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
 struct Fa3Kernel {
-  using Traits = Fa3Traits<HeadDim, BlockM, BlockN, Warps, Stages>;
+  // The tile's shape and policies; launch() picks the turns (Traits::kTurnsAbove).
+  using Traits = Fa3Traits<HeadDim, BlockM, BlockN, Warps, Stages, false>;
   static constexpr ElemType kDtype = std::is_same_v<Elem, __nv_bfloat16> ? ElemType::bf16 : ElemType::f16;
 
   static int64_t workspace_bytes(const AttnParams&) { return 0; }
@@ -97,10 +98,24 @@ struct Fa3Kernel {
     err = Traits::Scheduler::plan(p, BlockM, HeadDim, &a.schedule, &grid);
     if (err != cudaSuccess) return int(err);
 
-    auto kernel = fa3::fa3_fwd_kernel<Elem, Traits>;
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+    if constexpr (Traits::kTurnsAbove == Traits::kNoTurns) {
+      return launch_with<false>(a, grid, stream);
+    } else if constexpr (Traits::kTurnsAbove == 0) {
+      return launch_with<true>(a, grid, stream);
+    } else {
+      const int64_t length = p.seqlen_q > p.seqlen_k ? p.seqlen_q : p.seqlen_k;
+      return length > Traits::kTurnsAbove ? launch_with<true>(a, grid, stream) : launch_with<false>(a, grid, stream);
+    }
+  }
+
+ private:
+  template <bool Turns>
+  static int launch_with(const fa3::Args& a, int grid, cudaStream_t stream) {
+    using T = Fa3Traits<HeadDim, BlockM, BlockN, Warps, Stages, Turns>;
+    auto kernel = fa3::fa3_fwd_kernel<Elem, T>;
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
     if (err != cudaSuccess) return int(err);
-    kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(a);
+    kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(a);
     return int(cudaGetLastError());
   }
 };

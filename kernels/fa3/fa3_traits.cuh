@@ -10,14 +10,17 @@
 #include "fa3/fa3_scheduler.cuh"
 
 // Ping-pong GEMM turns between consumer warpgroups can be built out
-// (-DFA3_PINGPONG=0) for the ablation.
+// (-DFA3_PINGPONG=0) for the ablation: every tile then runs without them.
 #ifndef FA3_PINGPONG
 #define FA3_PINGPONG 1
 #endif
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages>
+// Turns: whether this instantiation's consumer warpgroups take ping-pong turns
+// (kPingPong); a tile may be compiled both ways, Fa3Kernel::launch picking by the
+// problem's length (kTurnsAbove).
+template <int HeadDim, int BlockM, int BlockN, int Warps, int Stages, bool Turns>
 struct Fa3Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
 
@@ -58,19 +61,31 @@ struct Fa3Traits {
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024
   static_assert(kSmemBytes <= kSmemPerBlockMax, "tile does not fit the 227 KiB of shared memory per block");
 
-  // Ping-pong GEMM turns between consumer warpgroups (see FA3_PINGPONG above),
-  // except at head_dim 64 with two warpgroups (the 128x128 tiles), whose paired
-  // loop ran 4-12 % faster at every paper length without them on the H200; the
-  // three-warpgroup 192x128 tile lost 6-9 % without them, hd128's two-warpgroup
-  // tiles moved -1 to +2 %, hd256's serial 128x128 lost 1-3 % (PERF_NOTES
-  // fa3-hd64-no-turns).
-  static constexpr bool kPingPong = FA3_PINGPONG != 0 && kConsumerWGs >= 2 && !(HeadDim == 64 && kConsumerWGs == 2);
-
   // Each block's Q K^T, softmax and P V one after another in a warpgroup (fa3_kernel.cuh,
   // consumer_serial), where S, P and O together would not fit the consumer's registers:
   // hd256 with 128-key blocks (O 128 + S 64 + P 32 per thread). Ping-pong still keeps
   // the tensor cores fed, one warpgroup's softmax under the other's GEMMs.
   static constexpr bool kSerialBlocks = HeadDim / 2 + BlockN / 2 + BlockN / 4 > 200;
+
+  // Ping-pong GEMM turns between consumer warpgroups: one warpgroup issues its
+  // GEMMs while the other's softmax runs. Taken where the problem's length,
+  // max(seqlen_q, seqlen_k), exceeds kTurnsAbove (0: always; kNoTurns: never).
+  // Measured on the H200, paper-fwd, cuDNN in the same runs, without turns against
+  // with them (PERF_NOTES fa3-hd64-no-turns, fa3-turns-by-length):
+  //  - hd64, two warpgroups (128x128): 4-12 % faster at every length: never;
+  //  - hd64, three warpgroups (192x128): 6-9 % slower: always;
+  //  - hd128 (two warpgroups): 1.5-1.9 % faster up to 2048 non-causal, 0.7 %
+  //    causal up to 1024 and level at 2048, 0.7 % slower at 4096: above 2048;
+  //  - hd256, serial 128x128: 1-3 % slower (up to 2048): always;
+  //  - hd256, 128x80: 2-3 % faster at 4096-16384: never.
+  static constexpr int64_t kNoTurns = INT64_MAX;
+  static constexpr int64_t kTurnsAbove = FA3_PINGPONG == 0 || kConsumerWGs < 2 ? kNoTurns
+                                         : HeadDim == 64                        ? (kConsumerWGs == 3 ? 0 : kNoTurns)
+                                         : HeadDim == 128                       ? 2048
+                                         : kSerialBlocks                        ? 0
+                                                                                : kNoTurns;
+  static constexpr bool kPingPong = Turns;
+  static_assert(!Turns || kTurnsAbove != kNoTurns, "an instantiation with turns for a tile that never takes them");
 
   // A tile's last P V issued with the next tile's first Q K^T (fa3_kernel.cuh).
   // Measured on the H200 (PERF_NOTES fa3-cross-tile-pipeline): +0-9 % with two consumer warpgroups
