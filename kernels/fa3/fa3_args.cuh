@@ -22,18 +22,10 @@ struct Args {  // CUtensorMap members carry their own 64-byte alignment
   TileSchedule schedule;  // the tile list (fa3_scheduler.cuh)
 };
 
-// Number of K/V blocks tile m_block visits: all of seqlen_k, or under causal
-// masking (bottom-right aligned: row i sees keys j <= i + seqlen_k - seqlen_q)
-// only those its last valid row can see. 0: no row sees any key.
+// Number of K/V blocks tile m_block visits (fa3_scheduler.cuh, tile_kv_blocks).
 template <int BlockM, int BlockN>
 __device__ __forceinline__ int kv_blocks(int m_block, const Args& a) {
-  int n = (a.seqlen_k + BlockN - 1) / BlockN;
-  if (a.causal) {
-    const int row_last = min((m_block + 1) * BlockM, a.seqlen_q) - 1;
-    const int col_limit = row_last + a.seqlen_k - a.seqlen_q;  // last visible key
-    n = col_limit < 0 ? 0 : min(n, col_limit / BlockN + 1);
-  }
-  return n;
+  return tile_kv_blocks(m_block, BlockM, BlockN, a.seqlen_q, a.seqlen_k, a.causal);
 }
 
 // Whether any tile can have kv_blocks() == 0: a row sees no key only under the

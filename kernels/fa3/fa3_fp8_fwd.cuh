@@ -140,7 +140,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   ap.seqlen_q = p.seqlen_q, ap.seqlen_k = p.seqlen_k, ap.head_dim = HeadDim;
   ap.causal = p.causal, ap.num_sms = p.num_sms;
   int grid = 0;
-  err = Traits::Scheduler::plan(ap, BM, HeadDim, &a.schedule, &grid);
+  err = Traits::Scheduler::plan(ap, BM, BN, HeadDim, &a.schedule, &grid);
   if (err != cudaSuccess) return err;
 
   // Descales per block of rows have their own instance (fa3_fp8_kernel.cuh).

@@ -95,7 +95,7 @@ struct Fa3Kernel {
     a.softmax_scale_log2 = p.softmax_scale_log2;
     a.causal = p.causal ? 1 : 0;
     int grid = 0;
-    err = Traits::Scheduler::plan(p, BlockM, HeadDim, &a.schedule, &grid);
+    err = Traits::Scheduler::plan(p, BlockM, BlockN, HeadDim, &a.schedule, &grid);
     if (err != cudaSuccess) return int(err);
 
     if constexpr (Traits::kTurnsAbove == Traits::kNoTurns) {

@@ -2,8 +2,8 @@
 // what order, and on how many blocks. The kernel is written against this
 // interface, and Fa3Traits names the scheduler it uses:
 //
-//   host    static cudaError_t plan(const AttnParams&, int block_m, int head_dim,
-//                                   TileSchedule* schedule, int* grid);
+//   host    static cudaError_t plan(const AttnParams&, int block_m, int block_n,
+//                                   int head_dim, TileSchedule* schedule, int* grid);
 //   device  static int tile_index(int round, int grid, int block);  // list index
 //           template <bool kFastDiv>
 //           static TileCoord tile_at(int idx, const Args&);        // its tile
@@ -14,11 +14,16 @@
 // static one below and lost 4 % non-causal (docs/PERF_NOTES.md fa3-causal-l2-groups).
 #pragma once
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
 
 #include <cuda_runtime.h>
 
 #include "common/attn_params.h"
 #include "common/fast_div.h"
+#include "fa3/fa3_causal_balance.h"
 
 // The persistent grid can be built out (-DFA3_PERSISTENT=0) for the ablation:
 // one block per tile, the hardware scheduler starting each as an SM frees up
@@ -45,12 +50,30 @@ struct TileSchedule {
   FastDiv by_heads, by_m_blocks, by_group_tiles, by_group, by_last_group;
 };
 
+// Number of K/V blocks (block_n keys each) that tile m_block visits: all of
+// seqlen_k, or under causal masking (bottom-right aligned: row i sees keys
+// j <= i + seqlen_k - seqlen_q) only those its last valid row can see. 0: no row
+// sees any key. The kernels' walk (fa3_args.cuh, kv_blocks) and the host's
+// balance model below both count with it.
+__host__ __device__ __forceinline__ int tile_kv_blocks(int m_block, int block_m, int block_n, int seqlen_q,
+                                                       int seqlen_k, int causal) {
+  int n = (seqlen_k + block_n - 1) / block_n;
+  if (causal) {
+    const int row_last = min((m_block + 1) * block_m, seqlen_q) - 1;
+    const int col_limit = row_last + seqlen_k - seqlen_q;  // last visible key
+    n = col_limit < 0 ? 0 : min(n, col_limit / block_n + 1);
+  }
+  return n;
+}
+
 // The causal list orders, each a group size for tile_at's longest-first listing
 // (a group's tiles are listed before the next group's, longest m_blocks first):
 //  - all heads in one group: longest first over the whole problem;
 //  - L2 groups: enough heads for their K/V to fill half the L2, and at least 4
 //    rounds of tiles per group;
-//  - one head per group: the short-causal order.
+//  - one head per group: the short-causal order;
+// and then, of the sizes from half the chosen one up to it, the one that
+// balances the blocks' work best (balanced_group).
 struct CausalOrder {
   // Longest-first over all heads keeps about grid / (batch*heads) tiles of each head
   // in flight; from 3 up their K/V reads overlap enough in L2 and the plain order
@@ -81,13 +104,40 @@ struct CausalOrder {
     if (overflows_l2 && num_m_blocks <= 8 && (2 * grid) % num_m_blocks == 0) group = 1;
     return group;
   }
+
+  // The group size in [group / 2, group] that spreads the list's work most
+  // evenly over the blocks (fa3_causal_balance.h). A tile's work: its K/V blocks
+  // plus 1.5 blocks of fixed cost (at 512 tokens the step between tiles issued
+  // about 1.7-1.9 blocks' instructions per warp: docs/PERF_NOTES.md
+  // fa3-short-vs-cudnn-profile). Found once per shape and cached: the search
+  // walks the list once per candidate.
+  static int64_t balanced_group(const AttnParams& p, int block_m, int block_n, int num_m_blocks, int grid,
+                                int64_t group) {
+    const int64_t pairs = int64_t(p.heads) * p.batch;
+    using Key = std::tuple<int64_t, int, int, int, int, int, int64_t>;
+    const Key key{pairs, p.seqlen_q, p.seqlen_k, block_m, block_n, grid, group};
+    static std::mutex mu;
+    static std::map<Key, int64_t> known;
+    {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (auto it = known.find(key); it != known.end()) return it->second;
+    }
+    std::vector<int64_t> cost(static_cast<size_t>(num_m_blocks));  // in half blocks
+    for (int m = 0; m < num_m_blocks; ++m)
+      cost[size_t(m)] = 2 * tile_kv_blocks(m, block_m, block_n, p.seqlen_q, p.seqlen_k, 1) + 3;
+    const int64_t best = fa3::balanced_group(cost, pairs, group, grid);
+    const std::lock_guard<std::mutex> lock(mu);
+    known.emplace(key, best);
+    return best;
+  }
 };
 
 // Static persistent scheduler: at most one block per SM, each walking the list
 // in a snake (below); the list is m_block-fastest without a mask, CausalOrder's
 // with one.
 struct StaticPersistentScheduler {
-  static cudaError_t plan(const AttnParams& p, int block_m, int head_dim, TileSchedule* s, int* grid) {
+  static cudaError_t plan(const AttnParams& p, int block_m, int block_n, int head_dim, TileSchedule* s,
+                          int* grid) {
     s->num_m_blocks = (p.seqlen_q + block_m - 1) / block_m;
     s->num_tiles = s->num_m_blocks * p.heads * p.batch;
     cudaError_t err;
@@ -104,6 +154,7 @@ struct StaticPersistentScheduler {
       int l2_bytes = 0;
       if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return err;
       group = CausalOrder::group_size(p, head_dim, s->num_m_blocks, *grid, l2_bytes);
+      group = CausalOrder::balanced_group(p, block_m, block_n, s->num_m_blocks, *grid, group);
     }
     s->group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
     s->by_heads = FastDiv(p.heads);
