@@ -68,12 +68,13 @@ __device__ __forceinline__ int vt_tile_chunk(int r, int c, int chunks) {
 }
 
 // One block: kFp8VtKeys keys (fa3_fp8_defaults.h) x head_dim of one (batch, kv
-// head), through shared memory. Reads 16-byte chunks of V's rows; each thread then takes a 4 x 4 byte
-// square (4 keys of one V^T word, 4 head_dim rows), reads it as 4 words and
-// transposes it with byte permutes, and writes 4-byte words of V^T rows. (Byte
-// loads, one per key, made the pass 2.4x slower than its memory traffic:
-// PERF_NOTES fa3-fp8-vt-pass.) Strides in bytes (= elements). A template only so
-// that the header may be included by several translation units.
+// head), through shared memory. Reads 16-byte chunks of V's rows; each thread
+// then takes a 4 x 4 byte square (4 keys of one V^T word, 4 head_dim rows),
+// reads it as 4 words and transposes it with byte permutes, and writes 4-byte
+// words of V^T rows. (Byte loads, one per key, made the pass 2.4x slower than
+// its memory traffic: PERF_NOTES fa3-fp8-vt-pass.) Strides in bytes (=
+// elements). A template only so that the header may be included by several
+// translation units.
 template <int Keys = kFp8VtKeys>
 __global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
                                                           int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
