@@ -44,11 +44,12 @@
 #include <vector>
 
 #include "core/e4m3.h"
-#include "check/fp8_mma.h"
 #include "check/fp8_quant.h"
 #include "check_cuda_throw.h"
+#include "common/mask.cuh"
 #include "cudnn/cudnn_sdpa_fp8.h"
 #include "cudnn_check_util.cuh"
+#include "fp8_row_reference.h"
 
 namespace {
 
@@ -155,68 +156,36 @@ struct RowRef {
   double max_p = 0;            // largest softmax probability of the row (float64)
 };
 
-// One past the last key row `row` sees; bottom-right causal.
-int key_end(const Shape& s, int row) {
-  if (!s.causal) return s.seqlen_k;
-  return std::clamp(row + s.seqlen_k - s.seqlen_q + 1, 0, s.seqlen_k);
-}
+// One past the last key row `row` sees; bottom-right causal (common/mask.cuh).
+int key_end(const Shape& s, int row) { return fa::KeyRange{s.seqlen_q, s.seqlen_k, s.causal}.key_end(row); }
 
 RowRef reference_row(const Shape& s, const Inputs& in, const Scales& sc, int b, int h, int row) {
-  const auto& lut = e4m3_table();
-  const int d = s.head_dim, hk = h / (s.heads / s.heads_kv), end = key_end(s, row);
+  const int d = s.head_dim, hk = h / (s.heads / s.heads_kv);
   RowRef r;
   r.o.assign(size_t(d), 0.0);
   r.o_std.assign(size_t(d), 0.f);
-  if (end <= 0) return r;  // refused shapes only
-  // Dequantized values as a kernel forms them: code value * descale, in float.
-  // The standard's scores come from the codes, added up as the FP8 tensor cores
-  // add them (check/fp8_mma.h: each 32-deep step truncated below its largest
-  // term), then descaled: float32 sums would miss that truncation, which the
-  // LSE floor does not always cover.
-  std::vector<float> qv(static_cast<size_t>(d)), q_codes(static_cast<size_t>(d)), k_codes(static_cast<size_t>(d));
-  const size_t q_off = ((size_t(b) * s.seqlen_q + row) * s.heads + h) * d;
-  for (int c = 0; c < d; ++c) {
-    q_codes[size_t(c)] = lut[in.q[q_off + size_t(c)]];
-    qv[size_t(c)] = q_codes[size_t(c)] * in.descale_q;
-  }
-  const float score_scale = sc.softmax_scale * in.descale_q * in.descale_k;
-  auto kv_off = [&](int j) { return ((size_t(b) * s.seqlen_k + j) * s.heads_kv + hk) * d; };
-  std::vector<double> sc64(static_cast<size_t>(end));
-  std::vector<float> sc32(static_cast<size_t>(end));
-  double m = -INFINITY;
-  float mf = -INFINITY;
-  for (int j = 0; j < end; ++j) {
-    const size_t off = kv_off(j);
-    double acc = 0;
-    for (int c = 0; c < d; ++c) {
-      k_codes[size_t(c)] = lut[in.k[off + size_t(c)]];
-      acc += double(qv[size_t(c)]) * double(k_codes[size_t(c)] * in.descale_k);
-    }
-    sc64[size_t(j)] = acc * double(sc.softmax_scale);
-    sc32[size_t(j)] = fa::fp8_mma_dot(q_codes.data(), k_codes.data(), d) * score_scale;
-    m = std::max(m, sc64[size_t(j)]);
-    mf = std::max(mf, sc32[size_t(j)]);
-  }
-  double l = 0;
-  float lf = 0.f;
-  for (int j = 0; j < end; ++j) l += std::exp(sc64[size_t(j)] - m), lf += std::exp(sc32[size_t(j)] - mf);
-  std::vector<float> acc_std(size_t(d), 0.f);
-  for (int j = 0; j < end; ++j) {
-    const double p = std::exp(sc64[size_t(j)] - m) / l;
-    r.max_p = std::max(r.max_p, p);
-    // P in FP8: scaled by scale_s, rounded to e4m3, descaled.
-    const float pf = std::exp(sc32[size_t(j)] - mf) / lf;
-    const float p8 = fa::decode_e4m3(fa::encode_e4m3(pf * sc.scale_s)) * sc.descale_s;
-    const size_t off = kv_off(j);
-    for (int c = 0; c < d; ++c) {
-      const float vf = lut[in.v[off + size_t(c)]] * in.descale_v;
-      r.o[size_t(c)] += p * double(vf);
-      acc_std[size_t(c)] += p8 * vf;
-    }
-  }
-  for (int c = 0; c < d; ++c) r.o_std[size_t(c)] = round_o(acc_std[size_t(c)], sc);
-  r.lse = m + std::log(l);
-  r.lse_std = double(mf + std::log(lf));
+  fa::standalone::Fp8Row fr;
+  fr.keys = key_end(s, row);
+  if (fr.keys <= 0) return r;  // refused shapes only
+  const size_t kv_at = (size_t(b) * s.seqlen_k * s.heads_kv + hk) * d;
+  fr.q = &in.q[((size_t(b) * s.seqlen_q + row) * s.heads + h) * d];
+  fr.k = &in.k[kv_at];
+  fr.v = &in.v[kv_at];
+  fr.key_stride = int64_t(s.heads_kv) * d;
+  fr.head_dim = d;
+  fr.q_descale = in.descale_q, fr.k_descale = in.descale_k, fr.v_descale = in.descale_v;
+  fr.ref_scale = double(sc.softmax_scale);
+  fr.score_scale = sc.softmax_scale * in.descale_q * in.descale_k;
+  const fa::standalone::Fp8RowReference ref = fa::standalone::fp8_row_reference(fr);
+  r.o = ref.o;
+  r.lse = ref.lse;
+  r.lse_std = ref.lse_std();
+  r.max_p = ref.max_p;
+  // cuDNN's form: the normalized P scaled by scale_s, rounded to e4m3 and
+  // descaled; O stored in its type (round_o).
+  r.o_std = fa::standalone::fp8_standard_o(
+      fr, ref, [&](float e, float l) { return fa::decode_e4m3(fa::encode_e4m3(e / l * sc.scale_s)) * sc.descale_s; },
+      [&](float acc, float) { return round_o(acc, sc); });
   return r;
 }
 

@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "core/e4m3.h"
-#include "check/fp8_mma.h"
 #include "check/fp8_quant.h"
 #include "fa3/fa3_fp8_variants.cuh"
+#include "fp8_row_reference.h"
 #include "standalone_util.h"
 
 namespace {
@@ -109,57 +109,35 @@ struct RowRef {
 RowRef reference_row(const HostProblem& hp, int b, int h, int i) {
   const Shape& s = hp.s;
   const int d = s.head_dim, hk = h / (s.heads / s.heads_kv);
-  const double scale = 1.0 / std::sqrt(double(d));
-  const int limit = key_end(s, i);
   RowRef r;
   r.o.assign(d, 0.0);
   r.o_std.assign(d, 0.f);
-  if (limit <= 0) {
+  fa::standalone::Fp8Row row;
+  row.keys = key_end(s, i);
+  if (row.keys <= 0) {
     r.lse = r.lse_std = -INFINITY;
     return r;
   }
-  const size_t q_at = ((size_t(b) * s.seqlen_q + i) * s.heads + h) * d;
-  const float* q = &hp.qf[q_at];
-  // The standard's scores from the codes, added up as the FP8 tensor cores do.
-  std::vector<float> q_codes(d), k_codes(d);
-  for (int c = 0; c < d; ++c) q_codes[c] = fa::decode_e4m3(hp.q.codes[q_at + c]);
-  const float score_scale = float(scale) * descale_of(hp.q, b, h) * descale_of(hp.k, b, hk);
-  std::vector<double> sd(limit);
-  std::vector<float> sf(limit);
-  for (int j = 0; j < limit; ++j) {
-    const size_t k_at = ((size_t(b) * s.seqlen_k + j) * s.heads_kv + hk) * d;
-    const float* k = &hp.kf[k_at];
-    double acc = 0;
-    for (int c = 0; c < d; ++c) {
-      acc += double(q[c]) * k[c];
-      k_codes[c] = fa::decode_e4m3(hp.k.codes[k_at + c]);
-    }
-    sd[j] = acc * scale;
-    sf[j] = fa::fp8_mma_dot(q_codes.data(), k_codes.data(), d) * score_scale;
-  }
-  const double m = *std::max_element(sd.begin(), sd.end());
-  const float mf = *std::max_element(sf.begin(), sf.end());
-  double l = 0;
-  float lf = 0.f;
-  for (int j = 0; j < limit; ++j) {
-    sd[j] = std::exp(sd[j] - m);
-    l += sd[j];
-    sf[j] = std::exp(sf[j] - mf);
-    lf += sf[j];
-  }
-  r.lse = m + std::log(l);
-  r.lse_std = double(mf) + std::log(double(lf));
-  std::vector<float> acc(d, 0.f);
-  for (int j = 0; j < limit; ++j) {
-    const float* v = &hp.vf[((size_t(b) * s.seqlen_k + j) * s.heads_kv + hk) * d];
-    const double p = sd[j] / l;
-    const float pf = fa::decode_e4m3(fa::encode_e4m3(sf[j]));  // P in e4m3, as the kernel's P V reads it
-    for (int c = 0; c < d; ++c) {
-      r.o[c] += p * v[c];
-      acc[c] += pf * v[c];
-    }
-  }
-  for (int c = 0; c < d; ++c) r.o_std[c] = round_to(acc[c] / lf, fa::ElemType::bf16);
+  const size_t kv_at = (size_t(b) * s.seqlen_k * s.heads_kv + hk) * d;
+  row.q = &hp.q.codes[((size_t(b) * s.seqlen_q + i) * s.heads + h) * d];
+  row.k = &hp.k.codes[kv_at];
+  row.v = &hp.v.codes[kv_at];
+  row.key_stride = int64_t(s.heads_kv) * d;
+  row.head_dim = d;
+  row.q_descale = descale_of(hp.q, b, h);
+  row.k_descale = descale_of(hp.k, b, hk);
+  row.v_descale = descale_of(hp.v, b, hk);
+  row.ref_scale = 1.0 / std::sqrt(double(d));
+  row.score_scale = float(row.ref_scale) * row.q_descale * row.k_descale;
+  const fa::standalone::Fp8RowReference ref = fa::standalone::fp8_row_reference(row);
+  r.o = ref.o;
+  r.lse = ref.lse;
+  r.lse_std = ref.lse_std();
+  // fa3's form: exp(s - m) rounded to e4m3 unscaled (as the kernel's P V reads
+  // it), O normalized after P V and stored in bf16.
+  r.o_std = fa::standalone::fp8_standard_o(
+      row, ref, [](float e, float) { return fa::decode_e4m3(fa::encode_e4m3(e)); },
+      [](float acc, float l) { return round_to(acc / l, fa::ElemType::bf16); });
   return r;
 }
 
