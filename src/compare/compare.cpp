@@ -40,7 +40,7 @@ int status_rank(Status s) {
 }
 
 // A slowdown is called only when the evidence holds on every count: both sides
-// timed often enough and settled (spread at most kMaxSpreadForVerdict), the
+// at full clock, timed often enough and settled (spread at most kMaxSpreadForVerdict), the
 // median ratio beyond both the threshold and the pair's noise, the current's
 // 10th percentile beyond the baseline's 90th (outside both spreads), and the
 // fastest sample slower by the threshold too. On a host whose load changes
@@ -63,7 +63,13 @@ void judge_timing(PairReport& p, const CompareOptions& o) {
   p.ratio = o.metric == CompareMetric::latency ? tc.median_ms / tb.median_ms : b.tflops / c.tflops;
   p.noise = spread(tb) + spread(tc);
   const double threshold = std::max(o.max_slowdown, p.noise);
-  if (std::min(tb.samples, tc.samples) < kMinSamplesForVerdict) {
+  if (b.throttled() || c.throttled()) {
+    // A clock cap slows a row by up to a fifth whatever the kernel does; such a
+    // row says nothing about the code (the runner marks it, measure/throttle.h).
+    p.verdict = Verdict::ambiguous;
+    p.why = fmt::format("timed below full clock in {} (reason: throttled); rerun to judge",
+                        b.throttled() && c.throttled() ? "both runs" : b.throttled() ? "the baseline" : "the current run");
+  } else if (std::min(tb.samples, tc.samples) < kMinSamplesForVerdict) {
     p.verdict = Verdict::ambiguous;
     p.why = fmt::format("{} and {} samples; a verdict needs {} on each side", tb.samples, tc.samples,
                         kMinSamplesForVerdict);
@@ -100,11 +106,11 @@ double sign_test_p(int k, int n) {
 
 // Noise a single pair cannot see through may still hide a slowdown of the whole
 // run (every kernel 3x slower with wide spreads): a sign test over every timed
-// pair, counting those slower and faster by more than max_slowdown.
+// pair at full clock, counting those slower and faster by more than max_slowdown.
 std::string judge_run(const std::vector<PairReport>& pairs, const CompareOptions& o) {
   std::vector<double> ratios;
   for (const auto& p : pairs)
-    if (p.ratio > 0) ratios.push_back(p.ratio);
+    if (p.ratio > 0 && !p.baseline->throttled() && !p.current->throttled()) ratios.push_back(p.ratio);
   if (int(ratios.size()) < kMinPairsForRunTest) return "";
   int up = 0, down = 0;
   for (double r : ratios) {

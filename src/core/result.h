@@ -14,6 +14,9 @@
 
 namespace fa {
 
+// The first word of a row's reason when it was timed below full clock.
+inline constexpr const char* kThrottledReason = "throttled";
+
 enum class Status { ok, unsupported, oom, error, fail };
 std::string_view to_string(Status);
 std::optional<Status> parse_status(std::string_view);
@@ -54,7 +57,9 @@ struct Result {
   std::optional<Distribution> distribution;
   Tile tile;
   Status status = Status::ok;
-  std::string reason;  // why, when status != ok
+  // Why, when status != ok; on an ok row timed below full clock, the throttle
+  // sentence, which starts with kThrottledReason (measure/throttle.h writes it).
+  std::string reason;
 
   // Sentinels below (0 when not timed, -1 unknown, "" none) are written as
   // absent, null / an empty cell, by the data files (src/report/row_values.h).
@@ -85,6 +90,8 @@ struct Result {
   // Identity for pairing (compare) and resuming: kernel + problem + pass, and
   // the FP8 settings and the distribution where the row has them.
   std::string key() const;
+  // Timed while the SM clock fell or stood low: its time is not the kernel's alone.
+  bool throttled() const { return reason.rfind(kThrottledReason, 0) == 0; }
 };
 
 // Files write the rows checked and `sampled` once, in `errors`; a reader calls

@@ -81,7 +81,7 @@ std::string validation_section(const std::vector<Result>& rows) {
   const Result* worst_row = nullptr;
   for (const auto& r : rows) {
     ++by_status[std::string(to_string(r.status))];
-    if (r.reason.rfind("throttled", 0) == 0) ++throttled;
+    if (r.throttled()) ++throttled;
     if (r.grad_errors) ++grads;
     if (!r.errors) continue;
     ++checked;
