@@ -83,11 +83,12 @@ TEST(AutoTile, PlannerTakesTheRulesTileWhereOneAppliesAndTheDefaultElsewhere) {
   Registry reg;
   reg.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
   reg.add(fake_fa3("fa3.bf16.hd64.128x128.w12.s2", Tile{128, 128, 12, 2}, false));
-  // The rules: hd64 runs 128x128 causal up to 2048 tokens, non-causal up to 512.
+  // The rules: hd64 runs 128x128 causal up to 2048 tokens, non-causal up to 1024.
   EXPECT_EQ(planned(reg, "2048", "true"), "fa3.bf16.hd64.128x128.w12.s2");
   EXPECT_EQ(planned(reg, "4096", "true"), "fa3.bf16.hd64.192x128.w16.s2");
   EXPECT_EQ(planned(reg, "512", "false"), "fa3.bf16.hd64.128x128.w12.s2");
-  EXPECT_EQ(planned(reg, "1024", "false"), "fa3.bf16.hd64.192x128.w16.s2");
+  EXPECT_EQ(planned(reg, "1024", "false"), "fa3.bf16.hd64.128x128.w12.s2");
+  EXPECT_EQ(planned(reg, "2048", "false"), "fa3.bf16.hd64.192x128.w16.s2");
   // A rule whose tile is not compiled falls back to the default tile.
   Registry only_default;
   only_default.add(fake_fa3("fa3.bf16.hd64.192x128.w16.s2", Tile{192, 128, 16, 2}, true));
