@@ -5,7 +5,7 @@
 at a point where a sweep row of the same family exists, `cudnn.e4m3`, the sweep's row is
 drawn and the standalone one left out: scripts/peer_rows.py).
 
-    python3 scripts/plot.py results/h200/2026-12-02-f7f346c/paper-fwd.json torch-paper-fwd.csv --out out/plots
+    python3 scripts/plot.py results/h200/2026-12-02-7f1aa09/paper-fwd.json torch-paper-fwd.csv --out out/plots
     python3 scripts/plot.py run.csv --x head_dim --y tflops --series kernel --panels causal,dtype
 
 Axes are chosen as in Triton's perf_report: --x (seqlen, head_dim, batch, block) against
