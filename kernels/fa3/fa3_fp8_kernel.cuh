@@ -46,6 +46,7 @@
 #include "common/sm90/regs.cuh"
 #include "common/sm90/stmatrix.cuh"
 #include "common/sm90/tma.cuh"
+#include "common/sm90/warpgroup.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "common/sm90/wgmma_fp8.cuh"
 #include "fa3/fa3_fp8_args.cuh"
@@ -512,7 +513,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
   const Smem<Traits> sm = setup_smem<Traits>(smem_raw);
-  const int wg = threadIdx.x / 128;
+  const int wg = Traits::kUniformWarpgroupIndex ? sm90::warpgroup_index() : int(threadIdx.x / 128);
 
   using Fwd = Fa3Fp8Fwd<Traits, kBlocks>;
   if constexpr (Traits::kTransposeV) {  // the V rows' barriers, after setup_smem's

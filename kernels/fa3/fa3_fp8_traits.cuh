@@ -94,6 +94,10 @@ struct Fa3Fp8Traits {
   // fa3-short-fast-div): hd64 +2.5-2.9 % at 512, 0.996-0.998 from 4096; hd256
   // 1.00-1.03; hd128's three warpgroups 0.98-0.99 non-causal from 2048, so '/'.
   static constexpr bool kFastDivWalk = kConsumerWGs == 2;
+  // The warpgroup index read from lane 0, as Fa3Traits::kUniformWarpgroupIndex:
+  // same-run A/B on the H200 (PERF_NOTES fa3-uniform-warpgroup-index), hd128's three
+  // warpgroups +1.4-3.0 % at every length, hd256 +1-1.5 % from 1024, hd64 level.
+  static constexpr bool kUniformWarpgroupIndex = true;
 };
 
 }  // namespace fa

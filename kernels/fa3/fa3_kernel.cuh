@@ -14,6 +14,7 @@
 #include "common/sm90/barrier.cuh"
 #include "common/sm90/regs.cuh"
 #include "common/sm90/tma.cuh"
+#include "common/sm90/warpgroup.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "fa3/fa3_args.cuh"
 #include "fa3/fa3_traits.cuh"
@@ -580,7 +581,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fwd_kernel(const __gr
 #if FA_SM90A_ENABLED
   extern __shared__ uint8_t smem_raw[];
   const Smem<Traits> sm = setup_smem<Traits>(smem_raw);
-  const int wg = threadIdx.x / 128;
+  const int wg = Traits::kUniformWarpgroupIndex ? sm90::warpgroup_index() : int(threadIdx.x / 128);
 
   if (wg == 0) {  // producer warpgroup
     sm90::regs_release<Traits::kProducerRegs>();

@@ -99,6 +99,14 @@ struct Fa3Traits {
   // it from 2048 tokens, its block loop's SASS unchanged; it keeps '/' and '%'.
   static constexpr bool kFastDivWalk = kConsumerWGs == 2;
 
+  // The warpgroup index read from lane 0 (sm90::warpgroup_index), so that the
+  // consumer's Q descriptors and turn barriers stay in uniform registers: 16-38
+  // fewer instructions per block. H200, paper-fwd 512-8192, same-run A/B (PERF_NOTES
+  // fa3-uniform-warpgroup-index): hd128 +0.3-2.8 %, hd256 +1-2 % from 4096, hd64
+  // 128x128 +0.4-2.7 %; the three-warpgroup hd64 192x128 4 % slower with it, so
+  // threadIdx.x / 128 there.
+  static constexpr bool kUniformWarpgroupIndex = kConsumerWGs == 2;
+
   // A row's block maximum folded as a tree rather than a chain (fa3_softmax.cuh,
   // block_row_max) at head_dim 64 only. Same-run A/B on the H200 (PERF_NOTES
   // fa3-softmax-tree-max): hd64 +1-2 %, hd256 non-causal -1 %, hd128 +-1 % (and
