@@ -114,14 +114,19 @@ float round_o(float x, const Scales& sc) {
   return fa::decode_e4m3(fa::encode_e4m3(x * sc.scale_o)) / sc.scale_o;
 }
 
+// max |V| of the dequantized inputs.
+float v_amax(const Inputs& in) {
+  float vmax = 0.f;
+  for (uint8_t c : in.v) vmax = std::max(vmax, std::fabs(e4m3_table()[c]));
+  return vmax * in.descale_v;
+}
+
 Scales scales_for(const Shape& s, const Inputs& in, OType o_type) {
   Scales sc;
   sc.softmax_scale = 1.f / std::sqrt(float(s.head_dim));
   sc.o_type = o_type;
   if (o_type == OType::e4m3) {
-    float vmax = 0.f;
-    for (uint8_t c : in.v) vmax = std::max(vmax, std::fabs(e4m3_table()[c]));
-    vmax *= in.descale_v;
+    const float vmax = v_amax(in);
     // |O| <= max|V|; half of e4m3's range leaves room for rounded P summing past 1.
     sc.scale_o = vmax > 0.f ? 0.5f * fa::kE4m3Max / vmax : 1.f;
   }
@@ -618,9 +623,7 @@ int cpu_selftest(uint64_t seed) {
     // P rounded to e4m3 moves each weight by at most half an e4m3 step, 2^-4 of
     // itself, so O by at most 2^-4 max|V|; storing O adds half a step of its type
     // (2^-4 for e4m3, 2^-9 for bf16) of max|O|. Nonzero: the standard is not the reference.
-    float vmax = 0.f;
-    for (uint8_t c : in.v) vmax = std::max(vmax, std::fabs(e4m3_table()[c]) * in.descale_v);
-    const double bound = 0x1p-4 * vmax + (o_type == OType::bf16 ? 0x1p-9 : 0x1p-4) * e.amax_o_ref;
+    const double bound = 0x1p-4 * v_amax(in) + (o_type == OType::bf16 ? 0x1p-9 : 0x1p-4) * e.amax_o_ref;
     expect(e.o_std_max_abs > 0 && e.o_std_max_abs <= bound,
            "the standard's O error is nonzero and within e4m3 P's rounding");
     expect(e.amax_s_ref > 0.0 && e.amax_s_ref <= 1.0, "amax_s ref is a probability");
