@@ -40,13 +40,14 @@ int status_rank(Status s) {
 }
 
 // A slowdown is called only when the evidence holds on every count: both sides
-// at full clock, timed often enough and settled (spread at most kMaxSpreadForVerdict), the
-// median ratio beyond both the threshold and the pair's noise, the current's
-// 10th percentile beyond the baseline's 90th (outside both spreads), and the
-// fastest sample slower by the threshold too. On a host whose load changes
-// between runs, medians move by factors while each run's own spread stays small;
-// these together keep identical reruns from being called slower (docs/COMPARE.md
-// has the measured rate). Anything between is ambiguous, never slower.
+// at full clock, timed often enough and settled (spread at most
+// kMaxSpreadForVerdict), the median ratio beyond both the threshold and the
+// pair's noise, the current's 10th percentile beyond the baseline's 90th
+// (outside both spreads), and the fastest sample slower by the threshold too.
+// On a host whose load changes between runs, medians move by factors while each
+// run's own spread stays small; these together keep identical reruns from being
+// called slower (docs/COMPARE.md has the measured rate). Anything between is
+// ambiguous, never slower.
 void judge_timing(PairReport& p, const CompareOptions& o) {
   const Result& b = *p.baseline;
   const Result& c = *p.current;
