@@ -41,6 +41,20 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   // kBlocks kernel; last, so the other fields keep the offsets the per-tile
   // kernel was tuned with.
   int q_block_rows, k_block_rows, v_block_rows;
+  // Split tail (non-causal; fa3_fp8_fwd.cuh, fp8_split_plan): the list holds
+  // num_items items; those from split_from on are pieces, split_k per tile, of
+  // the tiles from split_from on (fp8_item_at). Without a split split_from =
+  // num_items = schedule.num_tiles.
+  int num_items, split_from, split_k;
+  float* split_partials;  // per piece and consumer thread: O (head_dim / 2 floats), m[2], l[2]
+  unsigned* split_counts;  // per split tile and consumer warp: pieces done (the last sets it back to 0)
+};
+
+// One item of the list: its tile and the K/V blocks [lo, hi) it visits; slot
+// >= 0 names the split tile whose piece it is.
+struct Fp8Item {
+  TileCoord tc;
+  int lo, hi, slot, piece;
 };
 
 // K/V blocks tile m_block visits: all of seqlen_k, or (causal, bottom-right
@@ -58,6 +72,25 @@ __device__ __forceinline__ int fp8_kv_blocks(int m_block, const Fp8Args& a) {
 
 // Whether K/V block n needs the element mask: keys past seqlen_k, or (causal)
 // keys some row of the tile may not see.
+// Item idx of the list; the producer and consumers walk it alike.
+template <int BlockM, int BlockN, typename Sched, bool kFastDiv>
+__device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
+  Fp8Item it;
+  int tile = idx;
+  it.slot = -1, it.piece = 0;
+  if (idx >= a.split_from) {
+    const int r = idx - a.split_from;
+    it.slot = r / a.split_k;
+    it.piece = r - it.slot * a.split_k;
+    tile = a.split_from + it.slot;
+  }
+  it.tc = Sched::template tile_at<kFastDiv>(tile, a);
+  const int n = fp8_kv_blocks<BlockM, BlockN>(it.tc.m_block, a);
+  it.lo = 0, it.hi = n;
+  if (it.slot >= 0) it.lo = n * it.piece / a.split_k, it.hi = n * (it.piece + 1) / a.split_k;
+  return it;
+}
+
 template <int BlockM, int BlockN>
 __device__ __forceinline__ bool fp8_kv_block_needs_mask(int n, int m_block, const Fp8Args& a) {
   if ((n + 1) * BlockN > a.seqlen_k) return true;

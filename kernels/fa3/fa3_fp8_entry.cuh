@@ -63,8 +63,16 @@ struct Fa3Fp8Kernel {
     return f;
   }
 
-  // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
-  static int64_t workspace_bytes(const AttnParams& p) { return vt_in_kernel(p) ? 0 : fp8_vt_bytes(fp8_params(p)); }
+  // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64],
+  // then (from a 256-byte boundary) the split tail's workspace, which only runs
+  // with the pre-pass: the pre-pass zeroes its counts (fa3_fp8_fwd.cuh).
+  static int64_t vt_bytes_padded(const Fp8FwdParams& f) { return (fp8_vt_bytes(f) + 255) / 256 * 256; }
+  static int64_t workspace_bytes(const AttnParams& p) {
+    if (vt_in_kernel(p)) return 0;
+    const Fp8FwdParams f = fp8_params(p);
+    const bool blocks = (f.q_block_rows | f.k_block_rows | f.v_block_rows) != 0;
+    return vt_bytes_padded(f) + (blocks ? 0 : fp8_split_bytes(f, BlockM, BlockN));
+  }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
   // workspace): those are checked at launch, the rest here.
@@ -84,11 +92,12 @@ struct Fa3Fp8Kernel {
   }
 
   static int launch(const AttnParams& p, cudaStream_t stream) {
-    const Fp8FwdParams f = fp8_params(p);
+    Fp8FwdParams f = fp8_params(p);
     const bool in_kernel = vt_in_kernel(p);
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
-        (!in_kernel && (!f.vt || p.workspace_bytes < fp8_vt_bytes(f))) || unsupported(p))
+        (!in_kernel && (!f.vt || p.workspace_bytes < workspace_bytes(p))) || unsupported(p))
       return int(cudaErrorInvalidValue);
+    if (!in_kernel && workspace_bytes(p) > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
     const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
                                       : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);

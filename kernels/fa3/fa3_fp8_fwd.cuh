@@ -11,6 +11,7 @@
 #include "common/attn_params.h"
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_kernel.cuh"
+#include "fa3/fa3_fp8_split.h"
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
 namespace fa {
@@ -37,6 +38,9 @@ struct Fp8FwdParams {
   float softmax_scale = 0.f;  // of the dequantized Q K^T, typically 1/sqrt(head_dim)
   bool causal = false;        // bottom-right aligned, as the bf16 kernel
   int num_sms = 0;            // persistent grid size; 0 = ask the device
+  // Workspace of fp8_split_bytes() for the split tail, zeroed before its first
+  // use (the kernel leaves its counts at 0); nullptr: no split.
+  void* split_ws = nullptr;
 
   void set_contiguous_strides() {
     q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
@@ -49,6 +53,28 @@ struct Fp8FwdParams {
 // Bytes of the V^T workspace: [batch, heads_kv, head_dim, seqlen_k rounded up to 64].
 inline int64_t fp8_vt_bytes(const Fp8FwdParams& p) {
   return int64_t(p.batch) * p.heads_kv * p.head_dim * fp8_vt_seqlen(p.seqlen_k);
+}
+
+// The device's SM count, or p.num_sms where set: the persistent grid's bound.
+inline int fp8_grid_sms(const Fp8FwdParams& p) {
+  int n = p.num_sms, dev = 0;
+  if (n <= 0 && (cudaGetDevice(&dev) != cudaSuccess ||
+                 cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
+    n = 0;
+  return n;
+}
+
+// p's split tail on a block_m x block_n tile (fa3_fp8_split.h). None where
+// causal: that list runs longest tiles first and fa3_causal_balance.h evens its rounds.
+inline Fp8SplitPlan fp8_split_plan(const Fp8FwdParams& p, int block_m, int block_n) {
+  const int tiles = (p.seqlen_q + block_m - 1) / block_m * p.heads * p.batch;
+  const int sms = fp8_grid_sms(p);
+  if (p.causal) return fp8_split_plan(tiles, 0, 0);  // k = 1
+  return fp8_split_plan(tiles, sms, (p.seqlen_k + block_n - 1) / block_n);
+}
+
+inline int64_t fp8_split_bytes(const Fp8FwdParams& p, int block_m, int block_n) {
+  return fp8_split_bytes(fp8_split_plan(p, block_m, block_n), block_m, p.head_dim);
 }
 
 // Why p cannot run on a tile with block_n keys per K/V block, or nullptr.
@@ -80,11 +106,20 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
 
 // V [b, seqlen_k, h_kv, d] -> p.vt [b, h_kv, d, fp8_vt_seqlen(seqlen_k)], keys in
 // e4m3_key_order, zeros past seqlen_k (fa3_fp8_kernel.cuh).
-inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream) {
+// zero, n_zero: words its first block sets to 0 on the way (the split tail's counts).
+inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream, unsigned* zero = nullptr, int n_zero = 0) {
   const dim3 grid(fp8_vt_seqlen(p.seqlen_k) / kFp8VtKeys, p.heads_kv, p.batch);
-  fa3::transpose_v_kernel<kFp8VtKeys><<<grid, fa3::kVtThreads, 0, stream>>>(p.v, p.vt, p.seqlen_k, fp8_vt_seqlen(p.seqlen_k), p.heads_kv,
-                                                    p.head_dim, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  fa3::transpose_v_kernel<kFp8VtKeys><<<grid, fa3::kVtThreads, 0, stream>>>(
+      p.v, p.vt, p.seqlen_k, fp8_vt_seqlen(p.seqlen_k), p.heads_kv, p.head_dim, p.v_batch_stride, p.v_row_stride,
+      p.v_head_stride, zero, n_zero);
   return cudaGetLastError();
+}
+
+// transpose_v, zeroing the split counts of Traits' tile where p splits.
+template <typename Traits>
+cudaError_t transpose_v_for(const Fp8FwdParams& p, cudaStream_t stream) {
+  const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, Traits::kBlockM, Traits::kBlockN) : Fp8SplitPlan{};
+  return transpose_v(p, stream, static_cast<unsigned*>(p.split_ws), fp8_split_counts(sp, Traits::kBlockM));
 }
 
 // The attention kernel alone on Traits' tile; reads the V^T that transpose_v
@@ -145,6 +180,22 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
 
   // Descales per block of rows have their own instance (fa3_fp8_kernel.cuh).
   const bool blocks = (p.q_block_rows | p.k_block_rows | p.v_block_rows) != 0;
+  // The split tail, where a workspace is given (not with blocks: O is then in
+  // per-block V units, which the merge does not carry).
+  a.num_items = a.split_from = a.schedule.num_tiles;
+  a.split_k = 1;
+  a.split_partials = nullptr;
+  a.split_counts = nullptr;
+  if (p.split_ws && !blocks) {
+    const Fp8SplitPlan sp = fp8_split_plan(p, BM, BN);
+    if (sp.k > 1) {
+      a.num_items = sp.num_items, a.split_from = sp.split_from, a.split_k = sp.k;
+      a.split_counts = static_cast<unsigned*>(p.split_ws);
+      a.split_partials = reinterpret_cast<float*>(static_cast<char*>(p.split_ws) + fp8_split_counts_bytes(sp, BM));
+      const int sms = fp8_grid_sms(p);
+      grid = sp.num_items < sms ? sp.num_items : sms;
+    }
+  }
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
@@ -157,7 +208,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   if constexpr (!Traits::kTransposeV) {
-    const cudaError_t err = transpose_v(p, stream);
+    const cudaError_t err = transpose_v_for<Traits>(p, stream);
     if (err != cudaSuccess) return err;
   }
   return fa3_fp8_attention_tile<Traits>(p, stream);

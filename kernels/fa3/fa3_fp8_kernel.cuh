@@ -80,8 +80,10 @@ template <int Keys = kFp8VtKeys>
 __global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
                                                           int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
                                                           int64_t v_batch_stride, int64_t v_row_stride,
-                                                          int64_t v_head_stride) {
+                                                          int64_t v_head_stride, unsigned* zero, int n_zero) {
   static_assert(Keys % 32 == 0, "e4m3_key_order permutes keys within groups of 32");
+  if (blockIdx.x + blockIdx.y + blockIdx.z == 0)  // the attention kernel's split counts (fa3_fp8_fwd.cuh)
+    for (int i = threadIdx.x; i < n_zero; i += kVtThreads) zero[i] = 0;
   __shared__ __align__(16) uint8_t tile[Keys][256];
   const int key0 = blockIdx.x * Keys, h = blockIdx.y, b = blockIdx.z;
   const uint8_t* src = v + b * v_batch_stride + h * v_head_stride;
@@ -148,9 +150,10 @@ struct Fa3Fp8Fwd {
     const int group = a.heads / a.heads_kv;
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
-      const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
+      if (idx >= a.num_items) break;
+      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
+      const TileCoord& tc = item.tc;
+      const int n_blocks = item.hi - item.lo;
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
       const int qs = qring.stage();
       sm.empty_q(qs).wait(qring.parity() ^ 1);
@@ -160,7 +163,7 @@ struct Fa3Fp8Fwd {
                           p * Traits::kQKPanelW, tc.m_block * BM, tc.head, tc.batch);
       const int kv_head = tc.head / group;
       for (int i = 0; i < n_blocks; ++i, ++ring.count) {
-        const int n = n_blocks - 1 - i;  // last block first: the masked ones come early
+        const int n = item.hi - 1 - i;  // last block first: the masked ones come early
         const int s = ring.stage();
         sm.empty_k(s).wait(ring.parity() ^ 1);
         sm.full_k(s).arrive_expect_tx(Traits::kKVBytes);
@@ -324,17 +327,17 @@ struct Fa3Fp8Fwd {
                                     sc[p_src_index(k, r, 3)]);
   }
 
-  // Blocks 1 .. n_blocks-1 of a tile (block 0's P is in p): S_i = Q K_i^T and
+  // Blocks 1 .. n_blocks-1 of an item, K/V blocks top - 1 - i (block 0's P is in p): S_i = Q K_i^T and
   // O += P_{i-1} V_{i-1} issued in one turn (kSerialPvQk: P V first, waited
   // for), then the softmax of S_i.
   static __device__ __forceinline__ void run_blocks(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
-                                                    const TileCoord& tc, int n_blocks, int qs, uint64_t desc_q,
+                                                    const TileCoord& tc, int n_blocks, int top, int qs, uint64_t desc_q,
                                                     int row0, float scale_log2, float (&o)[HD / 2],
                                                     float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
                                                     float (&alpha)[2], RowState& st, RingPos<Traits::kStages>& ring,
                                                     int& s_prev, uint32_t& v_parity, float& vd_prev, int kv_head) {
     for (int i = 1; i < n_blocks; ++i, ++ring.count) {
-      const int n = n_blocks - 1 - i;
+      const int n = top - 1 - i;
       const int s = ring.stage();
       sm.full_k(s).wait(ring.parity());
       sm.full_v(s_prev).wait(v_parity);
@@ -411,9 +414,10 @@ struct Fa3Fp8Fwd {
     RingPos<Traits::kQStages> qring;
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
-      if (idx >= a.schedule.num_tiles) break;
-      const TileCoord tc = Sched::template tile_at<Traits::kFastDivWalk>(idx, a);
-      const int n_blocks = fp8_kv_blocks<BM, BN>(tc.m_block, a);
+      if (idx >= a.num_items) break;
+      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
+      const TileCoord& tc = item.tc;
+      const int n_blocks = item.hi - item.lo, top = item.hi;
       const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       const int kv_head = tc.head / group;
       // Scores are in code units (S = Q_codes K_codes^T): the descales join the
@@ -446,10 +450,10 @@ struct Fa3Fp8Fwd {
           sm.empty_k(s_prev).arrive();
           if (n_blocks == 1) sm.empty_q(qs).arrive();
         }
-        if (fp8_kv_block_needs_mask<BM, BN>(n_blocks - 1, tc.m_block, a))
-          apply_mask<BN>(sc, (n_blocks - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+        if (fp8_kv_block_needs_mask<BM, BN>(top - 1, tc.m_block, a))
+          apply_mask<BN>(sc, (top - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
         if constexpr (kBlocks) {  // alpha is applied to O = 0: no V ratio needed
-          const int key0 = (n_blocks - 1) * BN;
+          const int key0 = (top - 1) * BN;
           online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
           vd_prev = a.v_descale.at(tc.batch, kv_head, key0, a.v_block_rows);
         } else {
@@ -459,7 +463,7 @@ struct Fa3Fp8Fwd {
         uint32_t v_parity = ring.parity();
         ++ring.count;
 
-        run_blocks(a, sm, c, lane, tc, n_blocks, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
+        run_blocks(a, sm, c, lane, tc, n_blocks, top, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
                    v_parity, vd_prev, kv_head);
 
         // O += P_last V_last, alone.
@@ -474,10 +478,65 @@ struct Fa3Fp8Fwd {
         if (lane == 0) sm.empty_v(s_prev).arrive();
         ++qring.count;
       }
+      // A piece of a split tile: its partial O, m and l go out, and the warp that
+      // ends its rows' last piece adds up the others and stores the tile's rows.
+      if (item.slot >= 0 && !combine_pieces(a, item, o, st, c * 128 + warp * 32 + lane, scale_log2)) continue;
       // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
       store_tile(a, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
                  kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head));
     }
+  }
+
+  // Split tail: this piece's O (not normalised), row max m (score units) and l
+  // (this thread's partial sum) into its slot of split_partials, then the warp's
+  // count of pieces done for its 16 rows. The warp that brings the count to
+  // split_k reads the other pieces' partials (from L2: written by other blocks
+  // of this launch), merges them into o and st as the online softmax merges
+  // blocks, sets the count back to 0 for the next launch, and returns true: it
+  // stores the rows. The others return false. Each thread reads back exactly the
+  // words that its own lane wrote in each other piece (same rows, same columns).
+  // Not with descales per block (O in per-block V units): the host does not split those.
+  static __device__ __forceinline__ bool combine_pieces(const Fp8Args& a, const Fp8Item& item, float (&o)[HD / 2],
+                                                        RowState& st, int tid, float scale_log2) {
+    constexpr int kT = Traits::kConsumerWGs * 128, kWords = HD / 2 + 4;
+    const int lane = tid % 32;
+    float* mine = a.split_partials + size_t(item.slot * a.split_k + item.piece) * kWords * kT + tid;
+#pragma unroll
+    for (int i = 0; i < HD / 2; ++i) __stcg(mine + i * kT, o[i]);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      __stcg(mine + (HD / 2 + r) * kT, st.m[r]);
+      __stcg(mine + (HD / 2 + 2 + r) * kT, st.l[r]);
+    }
+    __threadfence();  // the partial, visible to whichever block counts last
+    __syncwarp();
+    unsigned* count = a.split_counts + item.slot * Traits::kConsumerWarps + tid / 32;
+    unsigned done = 0;
+    if (lane == 0) done = atomicAdd(count, 1u);
+    done = __shfl_sync(0xffffffffu, done, 0);
+    if (done != unsigned(a.split_k - 1)) return false;
+    __threadfence();
+    if (lane == 0) *count = 0;
+    for (int j = 0; j < a.split_k; ++j) {
+      if (j == item.piece) continue;
+      const float* other = a.split_partials + size_t(item.slot * a.split_k + j) * kWords * kT + tid;
+      float f_mine[2], f_other[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float m_o = __ldcg(other + (HD / 2 + r) * kT), l_o = __ldcg(other + (HD / 2 + 2 + r) * kT);
+        const float m = fmaxf(st.m[r], m_o);
+        f_mine[r] = st.m[r] == -INFINITY ? 0.f : fast_exp2((st.m[r] - m) * scale_log2);
+        f_other[r] = m_o == -INFINITY ? 0.f : fast_exp2((m_o - m) * scale_log2);
+        st.m[r] = m;
+        st.l[r] = st.l[r] * f_mine[r] + l_o * f_other[r];
+      }
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) {
+        const int r = (i / 2) % 2;  // accumulator element 4j + 2r + e is row g + 8r
+        o[i] = o[i] * f_mine[r] + __ldcg(other + i * kT) * f_other[r];
+      }
+    }
+    return true;
   }
 
   // O = O * v_descale / l in bf16 (kBlocks: the last block's V descale, O's

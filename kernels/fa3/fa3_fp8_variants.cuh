@@ -19,10 +19,12 @@ namespace fa {
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
 //   tv     base's tile with V transposed in the kernel (no pre-pass)
+//   split  base's kernel given a split workspace: the non-causal tail split
+//          (fa3_fp8_fwd.cuh, fp8_split_plan); the caller passes Fp8FwdParams::split_ws
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, tv };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base, Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::tv};
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2, Fp8Variant::tv,  Fp8Variant::split};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -32,6 +34,7 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
     case Fp8Variant::tv: return "tv";
+    case Fp8Variant::split: return "split";
   }
   return "?";
 }
@@ -48,6 +51,8 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
 }
 // Whether variant v's kernel transposes V itself (no pre-pass).
 constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv; }
+// Whether variant v runs with a split workspace.
+constexpr bool fp8_variant_splits(Fp8Variant v) { return v == Fp8Variant::split; }
 
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
@@ -77,14 +82,25 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
     case Fp8Variant::tv: return fa3_fp8_attention_variant<Fp8Variant::tv>(p, stream);
+    case Fp8Variant::split: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+// Split workspace bytes for variant v on p (0 unless v splits and p's tail does).
+inline int64_t fp8_variant_split_bytes(const Fp8FwdParams& p, Fp8Variant v) {
+  if (!fp8_variant_splits(v)) return 0;
+  return fp8_split_bytes(p, fp8_variant_block_m(v, p.head_dim), fp8_variant_block_n(v, p.head_dim));
 }
 
 // The whole forward on variant v's tile: the V^T pre-pass (not for tv), then attention.
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
   if (!fp8_variant_transposes_v(v)) {
-    const cudaError_t err = transpose_v(p, stream);
+    const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, fp8_variant_block_m(v, p.head_dim),
+                                                        fp8_variant_block_n(v, p.head_dim))
+                                       : Fp8SplitPlan{};
+    const cudaError_t err =
+        transpose_v(p, stream, static_cast<unsigned*>(p.split_ws), fp8_split_counts(sp, fp8_variant_block_m(v, p.head_dim)));
     if (err != cudaSuccess) return err;
   }
   return fa3_fp8_attention(p, v, stream);

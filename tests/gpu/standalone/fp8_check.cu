@@ -265,6 +265,13 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
   CHECK_CUDA(cudaMemset(dlse, 0xFF, nlse * 4));
   CHECK_CUDA(cudaMemset(dvt, 0xFF, fa::fp8_vt_bytes(p)));  // NaN codes: the pre-pass must write it all
   p.q = dq, p.k = dk, p.v = dv, p.vt = dvt, p.o = d_o, p.lse = dlse;
+  // The split variant's workspace poisoned too (NaN partials, counts the pre-pass must zero).
+  void* split_ws = nullptr;
+  if (const int64_t sb = fa::fp8_variant_split_bytes(p, variant); sb > 0) {
+    CHECK_CUDA(cudaMalloc(&split_ws, size_t(sb)));
+    CHECK_CUDA(cudaMemset(split_ws, 0xFF, size_t(sb)));  // counts too: the pre-pass must zero them
+    p.split_ws = split_ws;
+  }
   Errors e;
   if (const char* why = fa::fa3_fp8_unsupported(p, variant)) {
     e.why = std::string("unsupported: ") + why;
@@ -281,7 +288,7 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
       e = compare(hp, o, lse, seed);
     }
   }
-  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales})
+  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales, split_ws})
     cudaFree(x);
   return e;
 }
@@ -360,6 +367,12 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                                       flush.bytes());
         const double flops = fa::standalone::forward_flops(p.batch, p.heads, seqlen, seqlen, d, causal != 0);
         for (fa::Fp8Variant v : variants) {
+          void* split_ws = nullptr;  // zeroed: the kernel leaves its counts at 0 after each launch
+          if (const int64_t sb = fa::fp8_variant_split_bytes(p, v); sb > 0) {
+            CHECK_CUDA(cudaMalloc(&split_ws, size_t(sb)));
+            CHECK_CUDA(cudaMemset(split_ws, 0, size_t(sb)));
+          }
+          p.split_ws = split_ws;
           const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, v, st)); },
                                         flush.ptr(), flush.bytes());
           const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, v, st)); }, flush.ptr(),
@@ -372,6 +385,8 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                       p.heads, fa::fp8_variant_name(v), vt.median_ms, at.median_ms, tt.median_ms,
                       tflops(flops, at.median_ms), tflops(flops, tt.median_ms));
           std::fflush(stdout);
+          CHECK_CUDA(cudaFree(split_ws));
+          p.split_ws = nullptr;
         }
       }
   for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales})
