@@ -186,7 +186,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   a.split_k = 1;
   a.split_partials = nullptr;
   a.split_counts = nullptr;
-  if (p.split_ws && !blocks) {
+  if (fa3::kPersistentGrid && p.split_ws && !blocks) {  // the plan assumes one block per SM walking the list
     const Fp8SplitPlan sp = fp8_split_plan(p, BM, BN);
     if (sp.k > 1) {
       a.num_items = sp.num_items, a.split_from = sp.split_from, a.split_k = sp.k;
