@@ -70,8 +70,6 @@ __device__ __forceinline__ int fp8_kv_blocks(int m_block, const Fp8Args& a) {
   return n;
 }
 
-// Whether K/V block n needs the element mask: keys past seqlen_k, or (causal)
-// keys some row of the tile may not see.
 // Item idx of the list; the producer and consumers walk it alike.
 template <int BlockM, int BlockN, typename Sched, bool kFastDiv>
 __device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
@@ -91,6 +89,8 @@ __device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
   return it;
 }
 
+// Whether K/V block n needs the element mask: keys past seqlen_k, or (causal)
+// keys some row of the tile may not see.
 template <int BlockM, int BlockN>
 __device__ __forceinline__ bool fp8_kv_block_needs_mask(int n, int m_block, const Fp8Args& a) {
   if ((n + 1) * BlockN > a.seqlen_k) return true;

@@ -70,8 +70,7 @@ struct Fa3Fp8Kernel {
   static int64_t workspace_bytes(const AttnParams& p) {
     if (vt_in_kernel(p)) return 0;
     const Fp8FwdParams f = fp8_params(p);
-    const bool blocks = (f.q_block_rows | f.k_block_rows | f.v_block_rows) != 0;
-    return vt_bytes_padded(f) + (blocks ? 0 : fp8_split_bytes(f, BlockM, BlockN));
+    return vt_bytes_padded(f) + fp8_split_bytes(f, BlockM, BlockN);
   }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
@@ -94,10 +93,11 @@ struct Fa3Fp8Kernel {
   static int launch(const AttnParams& p, cudaStream_t stream) {
     Fp8FwdParams f = fp8_params(p);
     const bool in_kernel = vt_in_kernel(p);
+    const int64_t needed = workspace_bytes(p);
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
-        (!in_kernel && (!f.vt || p.workspace_bytes < workspace_bytes(p))) || unsupported(p))
+        (!in_kernel && (!f.vt || p.workspace_bytes < needed)) || unsupported(p))
       return int(cudaErrorInvalidValue);
-    if (!in_kernel && workspace_bytes(p) > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
+    if (!in_kernel && needed > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
     const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
                                       : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);

@@ -64,13 +64,16 @@ inline int fp8_grid_sms(const Fp8FwdParams& p) {
   return n;
 }
 
-// p's split tail on a block_m x block_n tile (fa3_fp8_split.h). None where
-// causal: that list runs longest tiles first and fa3_causal_balance.h evens its rounds.
+// Whether any tensor has descales per block of rows (the kernel's kBlocks instance).
+inline bool fp8_block_scaled(const Fp8FwdParams& p) { return (p.q_block_rows | p.k_block_rows | p.v_block_rows) != 0; }
+
+// p's split tail on a block_m x block_n tile (fa3_fp8_split.h). None where causal
+// (that list runs longest tiles first and fa3_causal_balance.h evens its rounds)
+// or block-scaled (O is then in per-block V units, which the merge does not carry).
 inline Fp8SplitPlan fp8_split_plan(const Fp8FwdParams& p, int block_m, int block_n) {
   const int tiles = (p.seqlen_q + block_m - 1) / block_m * p.heads * p.batch;
-  const int sms = fp8_grid_sms(p);
-  if (p.causal) return fp8_split_plan(tiles, 0, 0);  // k = 1
-  return fp8_split_plan(tiles, sms, (p.seqlen_k + block_n - 1) / block_n);
+  if (p.causal || fp8_block_scaled(p)) return fp8_split_plan(tiles, 0, 0);  // k = 1
+  return fp8_split_plan(tiles, fp8_grid_sms(p), (p.seqlen_k + block_n - 1) / block_n);
 }
 
 inline int64_t fp8_split_bytes(const Fp8FwdParams& p, int block_m, int block_n) {
@@ -115,11 +118,10 @@ inline cudaError_t transpose_v(const Fp8FwdParams& p, cudaStream_t stream, unsig
   return cudaGetLastError();
 }
 
-// transpose_v, zeroing the split counts of Traits' tile where p splits.
-template <typename Traits>
-cudaError_t transpose_v_for(const Fp8FwdParams& p, cudaStream_t stream) {
-  const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, Traits::kBlockM, Traits::kBlockN) : Fp8SplitPlan{};
-  return transpose_v(p, stream, static_cast<unsigned*>(p.split_ws), fp8_split_counts(sp, Traits::kBlockM));
+// transpose_v, zeroing the split counts of a block_m x block_n tile where p splits.
+inline cudaError_t transpose_v_for(const Fp8FwdParams& p, int block_m, int block_n, cudaStream_t stream) {
+  const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, block_m, block_n) : Fp8SplitPlan{};
+  return transpose_v(p, stream, static_cast<unsigned*>(p.split_ws), fp8_split_counts(sp, block_m));
 }
 
 // The attention kernel alone on Traits' tile; reads the V^T that transpose_v
@@ -179,14 +181,13 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
 
   // Descales per block of rows have their own instance (fa3_fp8_kernel.cuh).
-  const bool blocks = (p.q_block_rows | p.k_block_rows | p.v_block_rows) != 0;
-  // The split tail, where a workspace is given (not with blocks: O is then in
-  // per-block V units, which the merge does not carry).
+  const bool blocks = fp8_block_scaled(p);
+  // The split tail, where a workspace is given (fp8_split_plan says where it splits).
   a.num_items = a.split_from = a.schedule.num_tiles;
   a.split_k = 1;
   a.split_partials = nullptr;
   a.split_counts = nullptr;
-  if (fa3::kPersistentGrid && p.split_ws && !blocks) {  // the plan assumes one block per SM walking the list
+  if (fa3::kPersistentGrid && p.split_ws) {  // the plan assumes one block per SM walking the list
     const Fp8SplitPlan sp = fp8_split_plan(p, BM, BN);
     if (sp.k > 1) {
       a.num_items = sp.num_items, a.split_from = sp.split_from, a.split_k = sp.k;
@@ -208,7 +209,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   if constexpr (!Traits::kTransposeV) {
-    const cudaError_t err = transpose_v_for<Traits>(p, stream);
+    const cudaError_t err = transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
     if (err != cudaSuccess) return err;
   }
   return fa3_fp8_attention_tile<Traits>(p, stream);

@@ -96,11 +96,8 @@ inline int64_t fp8_variant_split_bytes(const Fp8FwdParams& p, Fp8Variant v) {
 // The whole forward on variant v's tile: the V^T pre-pass (not for tv), then attention.
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
   if (!fp8_variant_transposes_v(v)) {
-    const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, fp8_variant_block_m(v, p.head_dim),
-                                                        fp8_variant_block_n(v, p.head_dim))
-                                       : Fp8SplitPlan{};
     const cudaError_t err =
-        transpose_v(p, stream, static_cast<unsigned*>(p.split_ws), fp8_split_counts(sp, fp8_variant_block_m(v, p.head_dim)));
+        transpose_v_for(p, fp8_variant_block_m(v, p.head_dim), fp8_variant_block_n(v, p.head_dim), stream);
     if (err != cudaSuccess) return err;
   }
   return fa3_fp8_attention(p, v, stream);
