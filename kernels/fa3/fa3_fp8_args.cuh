@@ -48,6 +48,14 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   int num_items, split_from, split_k;
   float* split_partials;  // per piece and consumer thread: O (head_dim / 2 floats), m[2], l[2]
   unsigned* split_counts;  // per split tile and consumer warp: pieces done (the last sets it back to 0)
+  // V^T made by the kernel's own producer warps (fa3_fp8_vt_tasks.h); vt_sync
+  // null where the pre-pass wrote it. Its words: the queue's tasks taken, the
+  // tasks done, then per (pair, key block) its tasks done.
+  unsigned* vt_sync;
+  const uint8_t* v;  // V codes, BSHD, and their strides in bytes
+  uint8_t* vt;       // [batch, heads_kv, head_dim, seqlen_vt]
+  int64_t v_batch_stride, v_row_stride, v_head_stride;
+  int seqlen_vt, vt_blocks, vt_group, vt_tasks;  // padded keys; key blocks per pair; queue group; queue length
 };
 
 // One item of the list: its tile and the K/V blocks [lo, hi) it visits; slot

@@ -12,6 +12,7 @@
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_kernel.cuh"
 #include "fa3/fa3_fp8_split.h"
+#include "fa3/fa3_fp8_vt_tasks.h"
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
 namespace fa {
@@ -41,6 +42,12 @@ struct Fp8FwdParams {
   // Workspace of fp8_split_bytes() for the split tail, zeroed before its first
   // use (the kernel leaves its counts at 0); nullptr: no split.
   void* split_ws = nullptr;
+  // Words of fp8_vt_sync_bytes(): the attention kernel makes V^T itself (in
+  // vt), its producer's idle warps off a task queue (fa3_fp8_vt_tasks.h), and no
+  // pre-pass runs; zeroed before each launch with the split counts, which are
+  // cleared by the same memset where split_ws follows these words directly.
+  // nullptr, or a tile without Fa3Fp8Traits::kShareVt: the pre-pass.
+  void* vt_sync = nullptr;
 
   void set_contiguous_strides() {
     q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
@@ -78,6 +85,23 @@ inline Fp8SplitPlan fp8_split_plan(const Fp8FwdParams& p, int block_m, int block
 
 inline int64_t fp8_split_bytes(const Fp8FwdParams& p, int block_m, int block_n) {
   return fp8_split_bytes(fp8_split_plan(p, block_m, block_n), block_m, p.head_dim);
+}
+
+// Bytes of p's V^T synchronisation words on a tile of block_n keys per block.
+inline int64_t fp8_vt_sync_bytes(const Fp8FwdParams& p, int block_n) {
+  return fp8_vt_sync_bytes(p.batch * p.heads_kv, (fp8_vt_seqlen(p.seqlen_k) + block_n - 1) / block_n);
+}
+
+// Zeroes p.vt_sync's words and the split tail's counts (one memset where they
+// are neighbours) before an attention launch that makes its own V^T.
+inline cudaError_t fp8_vt_sync_reset(const Fp8FwdParams& p, int block_m, int block_n, cudaStream_t stream) {
+  const int64_t sync = fp8_vt_sync_bytes(p, block_n);
+  const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, block_m, block_n) : Fp8SplitPlan{};
+  const int64_t counts = sp.k > 1 ? fp8_split_counts_bytes(sp, block_m) : 0;
+  const bool adjacent = static_cast<char*>(p.vt_sync) + sync == p.split_ws;
+  cudaError_t err = cudaMemsetAsync(p.vt_sync, 0, size_t(sync + (adjacent ? counts : 0)), stream);
+  if (err == cudaSuccess && counts > 0 && !adjacent) err = cudaMemsetAsync(p.split_ws, 0, size_t(counts), stream);
+  return err;
 }
 
 // Why p cannot run on a tile with block_n keys per K/V block, or nullptr.
@@ -197,6 +221,19 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
       grid = sp.num_items < sms ? sp.num_items : sms;
     }
   }
+  // V^T made by the kernel: the queue's order follows the rounds of the list.
+  a.vt_sync = nullptr;
+  if (Traits::kShareVt && p.vt_sync) {
+    a.vt_sync = static_cast<unsigned*>(p.vt_sync);
+    a.v = p.v, a.vt = p.vt;
+    a.v_batch_stride = p.v_batch_stride, a.v_row_stride = p.v_row_stride, a.v_head_stride = p.v_head_stride;
+    a.seqlen_vt = fp8_vt_seqlen(p.seqlen_k);
+    a.vt_blocks = (a.seqlen_vt + BN - 1) / BN;
+    const int pairs = p.batch * p.heads_kv;
+    a.vt_group = fp8_vt_task_group(p.causal, grid, a.schedule.num_m_blocks, a.schedule.group_bh,
+                                   p.heads / p.heads_kv, pairs);
+    a.vt_tasks = pairs * a.vt_blocks * (BN / 32);
+  }
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
@@ -204,12 +241,16 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The whole forward on Traits' tile: the V^T pre-pass (unless the kernel
-// transposes V itself), then attention.
+// The whole forward on Traits' tile: the V^T pre-pass, or the zeroing of the
+// words by which the kernel shares its own V^T (p.vt_sync, where
+// Traits::kShareVt), or nothing (the kernel transposes V in shared memory);
+// then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   if constexpr (!Traits::kTransposeV) {
-    const cudaError_t err = transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
+    const cudaError_t err = Traits::kShareVt && p.vt_sync
+                                ? fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream)
+                                : transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
     if (err != cudaSuccess) return err;
   }
   return fa3_fp8_attention_tile<Traits>(p, stream);

@@ -10,6 +10,10 @@
 //   fa3_fp8_fwd_kernel   producer warpgroup: one thread issues TMA loads of Q
 //                        (once per tile) and of K and V^T blocks into a ring
 //                        (full/empty mbarriers, as the bf16 kernel). With
+//                        Fp8Args::vt_sync there is no pre-pass either: the
+//                        other three warps write V^T to global memory off a
+//                        queue of tasks (fa3_fp8_vt_tasks.cuh), and the TMA
+//                        thread waits for each V^T block's count. With
 //                        Traits::kTransposeV there is no pre-pass: TMA loads
 //                        V's rows into a staging ring and the producer's other
 //                        three warps transpose each block into the V^T ring
@@ -52,6 +56,7 @@
 #include "fa3/fa3_fp8_args.cuh"
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_traits.cuh"
+#include "fa3/fa3_fp8_vt_tasks.cuh"
 #include "fa3/fa3_kernel.cuh"  // Smem, setup_smem, RingPos
 #include "fa3/fa3_softmax.cuh"
 
@@ -59,14 +64,6 @@ namespace fa::fa3 {
 
 // --- V^T pre-pass ---------------------------------------------------------
 constexpr int kVtThreads = 256;  // threads per pre-pass block
-
-// Where 16-byte chunk c of row r of the pre-pass tile sits: c XOR a function of the
-// row, so that the 16 rows one warp reads a word from at once (keys e4m3_key_order(4w + j),
-// w = 0..15: rows 2t + 16h + 32b + const) fall on different banks (2-way at most;
-// head_dim 64's 4 chunks: 4-way). `chunks` is a power of two.
-__device__ __forceinline__ int vt_tile_chunk(int r, int c, int chunks) {
-  return c ^ ((((r >> 1) & 3) | ((r >> 2) & 4)) & (chunks - 1));
-}
 
 // One block: kFp8VtKeys keys (fa3_fp8_defaults.h) x head_dim of one (batch, kv
 // head), through shared memory. Reads 16-byte chunks of V's rows; each thread
@@ -148,6 +145,7 @@ struct Fa3Fp8Fwd {
     RingPos<Traits::kStages> ring;
     RingPos<Traits::kQStages> qring;
     const int group = a.heads / a.heads_kv;
+    if (Traits::kShareVt && a.vt_sync) *vt_ready(sm) = 0;
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_items) break;
@@ -177,6 +175,9 @@ struct Fa3Fp8Fwd {
             sm90::tma_load_4d(v_rows(sm, s) + p * Traits::kKPanelBytes, &a.tma_v, &full_v_rows(sm, s).word,
                               p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
         } else {
+          if constexpr (Traits::kShareVt)
+            if (a.vt_sync && !*vt_ready(sm) && wait_vt_block<BN>(a, tc.batch * a.heads_kv + kv_head, n))
+              *vt_ready(sm) = 1;
           sm.empty_v(s).wait(ring.parity() ^ 1);
           sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
           for (int p = 0; p < Traits::kVPanels; ++p)  // V^T: keys along the row, head_dim rows
@@ -187,6 +188,12 @@ struct Fa3Fp8Fwd {
       ++qring.count;
     }
     if constexpr (Traits::kTransposeV) end_v_rows(sm, ring);
+  }
+
+  // Whether every V^T block of the launch is written (Fp8Args::vt_sync): the
+  // TMA thread's own note, so that it stops asking (fa3_fp8_vt_tasks.cuh).
+  static __device__ __forceinline__ volatile uint32_t* vt_ready(const Smem<Traits>& sm) {
+    return reinterpret_cast<volatile uint32_t*>(sm.base + Traits::kOffVtStage + Traits::kVtReadyOffset);
   }
 
   // --- In-kernel V transpose (Traits::kTransposeV) ---------------------------
@@ -596,6 +603,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
       Fwd::producer(args, sm);
     } else if constexpr (Traits::kTransposeV) {
       if (threadIdx.x >= 32) Fwd::transposer(sm);
+    } else if constexpr (Traits::kShareVt) {
+      if (threadIdx.x >= 32 && args.vt_sync)
+        vt_worker<Traits::kHeadDim, Traits::kBlockN>(
+            args, sm.base + Traits::kOffVtStage + (threadIdx.x / 32 - 1) * 32 * Traits::kHeadDim);
     }
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();

@@ -53,18 +53,29 @@ struct Fa3Fp8Traits {
   static_assert(kQPanelBytes % 1024 == 0 && kKPanelBytes % 1024 == 0 && kVPanelBytes % 1024 == 0,
                 "panels must keep the swizzle atoms aligned");
 
-  // Shared memory: Q slots | K ring | V^T ring | [V rows ring] | mbarriers, as
+  // Shared memory: Q slots | K ring | V^T ring | [V rows ring | V^T task stages] | mbarriers, as
   // in Fa3Traits; the V rows' full and empty barriers follow the ring's, then
   // one 8-byte slot for the count of V row blocks (fa3_fp8_kernel.cuh, transposer).
   static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowSlots) * 8; }
-  static constexpr int kQStages =
-      2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
+  // Producer warps 1..3 may make V^T for the whole launch (Fp8Args::vt_sync,
+  // fa3_fp8_vt_tasks.cuh) where the producer holds 32 registers (three
+  // consumer warpgroups): at 24 the TMA thread's wait for a V^T block spilled
+  // its loop state (ptxas, every two-warpgroup instance); those tiles take the
+  // pre-pass. Each warp stages 32 keys x head_dim of V rows; one more word
+  // notes, for the TMA thread, that every V^T block is written (in a register
+  // of its loop it spilled too).
+  static constexpr bool kShareVt = !TransposeV && kConsumerWGs == 3;
+  static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;
+  static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region
+  static constexpr int kQStages = 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes +
+                                              kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
   static constexpr int kOffVRows = kOffV + Stages * kKVBytes;  // V's rows as K's: kQKPanelW-byte panels
-  static constexpr int kOffBar = kOffVRows + kVRowStages * kKVBytes;
+  static constexpr int kOffVtStage = kOffVRows + kVRowStages * kKVBytes;
+  static constexpr int kOffBar = kOffVtStage + kVtStageBytes;
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages + kVRowSlots;
   static_assert(!TransposeV || kVPanelW == 128, "in-kernel V transpose: V^T in 128-byte panels (block_n 128 or 256)");
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + slack to align the base to 1024

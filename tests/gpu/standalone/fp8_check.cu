@@ -22,9 +22,10 @@
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --time-head-dim=D  time only head dim D's shapes
 //   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
-//                    poly4, poly2, tv; a comma list) or all: the checks run
+//                    poly4, poly2, tv, split, vs; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base:
-//                    always the pre-pass; tv: always V transposed in the kernel, no pre-pass)
+//                    always the pre-pass; tv: always V transposed in the kernel, no pre-pass;
+//                    vs: V^T made by the kernel's producer warps, no pre-pass)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
@@ -230,6 +231,20 @@ T* to_device(const std::vector<T>& x) {
 // Runs the kernel on hp (poisoned outputs), copies O and LSE back. A planted
 // fault changes what the kernel is given: the V descale squared (as if applied
 // twice) or the K descale replaced by 1 (as if forgotten).
+// Variant v's workspaces for p in one allocation, every byte set to `fill`: V^T's
+// synchronisation words (vs), then the split tail's (split, vs), as the
+// registry's entry lays them out. Returns the allocation (nullptr: none).
+void* attach_workspaces(fa::Fp8FwdParams& p, fa::Fp8Variant v, int fill) {
+  const int64_t sync = fa::fp8_variant_vt_sync_bytes(p, v), split = fa::fp8_variant_split_bytes(p, v);
+  if (sync + split == 0) return nullptr;
+  char* ws = nullptr;
+  CHECK_CUDA(cudaMalloc(&ws, size_t(sync + split)));
+  CHECK_CUDA(cudaMemset(ws, fill, size_t(sync + split)));
+  p.vt_sync = sync > 0 ? ws : nullptr;
+  p.split_ws = split > 0 ? ws + sync : nullptr;
+  return ws;
+}
+
 Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Variant variant = fa::Fp8Variant::base) {
   const Shape& s = hp.s;
   fa::Fp8FwdParams p;
@@ -265,13 +280,9 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
   CHECK_CUDA(cudaMemset(dlse, 0xFF, nlse * 4));
   CHECK_CUDA(cudaMemset(dvt, 0xFF, fa::fp8_vt_bytes(p)));  // NaN codes: the pre-pass must write it all
   p.q = dq, p.k = dk, p.v = dv, p.vt = dvt, p.o = d_o, p.lse = dlse;
-  // The split variant's workspace poisoned too (NaN partials, counts the pre-pass must zero).
-  void* split_ws = nullptr;
-  if (const int64_t sb = fa::fp8_variant_split_bytes(p, variant); sb > 0) {
-    CHECK_CUDA(cudaMalloc(&split_ws, size_t(sb)));
-    CHECK_CUDA(cudaMemset(split_ws, 0xFF, size_t(sb)));  // counts too: the pre-pass must zero them
-    p.split_ws = split_ws;
-  }
+  // The split and vs variants' workspaces poisoned too (NaN partials; counts and
+  // V^T words the launch must zero).
+  void* split_ws = attach_workspaces(p, variant, 0xFF);
   Errors e;
   if (const char* why = fa::fa3_fp8_unsupported(p, variant)) {
     e.why = std::string("unsupported: ") + why;
@@ -367,12 +378,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                                       flush.bytes());
         const double flops = fa::standalone::forward_flops(p.batch, p.heads, seqlen, seqlen, d, causal != 0);
         for (fa::Fp8Variant v : variants) {
-          void* split_ws = nullptr;  // zeroed: the kernel leaves its counts at 0 after each launch
-          if (const int64_t sb = fa::fp8_variant_split_bytes(p, v); sb > 0) {
-            CHECK_CUDA(cudaMalloc(&split_ws, size_t(sb)));
-            CHECK_CUDA(cudaMemset(split_ws, 0, size_t(sb)));
-          }
-          p.split_ws = split_ws;
+          void* split_ws = attach_workspaces(p, v, 0);
           const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, v, st)); },
                                         flush.ptr(), flush.bytes());
           const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, v, st)); }, flush.ptr(),
@@ -386,7 +392,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                       tflops(flops, at.median_ms), tflops(flops, tt.median_ms));
           std::fflush(stdout);
           CHECK_CUDA(cudaFree(split_ws));
-          p.split_ws = nullptr;
+          p.split_ws = p.vt_sync = nullptr;
         }
       }
   for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales})
