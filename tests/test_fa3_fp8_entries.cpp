@@ -12,7 +12,6 @@
 #include "common/problem_params.h"
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_split.h"
-#include "fa3/fa3_fp8_vt_tasks.h"
 #include "registry/kernel.h"
 
 namespace fa {
@@ -73,22 +72,13 @@ TEST(Fa3Fp8Entries, TheRegisteredTilesAndOneDefaultPerHeadDim) {
   EXPECT_EQ(entries.size(), expected);
 }
 
-// The words by which the kernel's producer warps share the V^T they make: only
-// on three-warpgroup tiles (Fa3Fp8Traits::kShareVt), after V^T (fa3_fp8_vt_tasks.h).
-int64_t vt_sync_bytes(const GpuKernelEntry& e, int seqlen_k) {
-  const int seqlen_vt = (seqlen_k + 63) / 64 * 64;
-  return e.block_m == 192 ? fp8_vt_sync_bytes(2 * 2, (seqlen_vt + e.block_n - 1) / e.block_n) : 0;
-}
-
-// Beyond fp8_vt_in_kernel's lengths: V^T (made by the kernel's warps or the
-// pre-pass); up to them, none. 16 SMs: every tile count here is a multiple, so
-// no split tail is planned.
-TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyBeyondTheInKernelLengths) {
+// Beyond fp8_vt_in_kernel's lengths: V^T for the pre-pass; up to them, none.
+// 16 SMs: every tile count here is a multiple, so no split tail is planned.
+TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyForThePrePass) {
   for (const GpuKernelEntry* e : fp8_entries()) {
     AttnParams pre_pass = make_params(e4m3(e->head_dim, 4096, 1000), ElemType::e4m3);
     pre_pass.num_sms = 16;
-    EXPECT_EQ(e->workspace_bytes(pre_pass), int64_t(2) * 2 * e->head_dim * 1024 + vt_sync_bytes(*e, 1000))
-        << e->head_dim;
+    EXPECT_EQ(e->workspace_bytes(pre_pass), int64_t(2) * 2 * e->head_dim * 1024) << e->head_dim;
     AttnParams in_kernel = make_params(e4m3(e->head_dim, 512, 1000), ElemType::e4m3);
     in_kernel.num_sms = 16;
     EXPECT_EQ(e->workspace_bytes(in_kernel), 0) << e->head_dim;
@@ -96,8 +86,7 @@ TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyBeyondTheInKe
 }
 
 // With a last round to split (132 SMs: 9 m_blocks x 16 heads leave 12 tiles),
-// the split tail's workspace follows V^T and its words (fa3_fp8_split.h);
-// causal rows do not split.
+// the split tail's workspace follows V^T (fa3_fp8_split.h); causal rows do not split.
 TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
   for (const GpuKernelEntry* e : fp8_entries()) {
     AttnProblem prob = e4m3(e->head_dim, 9 * e->block_m, 4096);
@@ -106,12 +95,11 @@ TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
     const Fp8SplitPlan sp = fp8_split_plan(9 * 16, 132, 4096 / e->block_n);
     ASSERT_GT(sp.k, 1) << e->block_m;
     const int64_t vt = int64_t(2) * 2 * e->head_dim * 4096;
-    const int64_t sync = vt_sync_bytes(*e, 4096);
-    EXPECT_EQ(e->workspace_bytes(p), vt + sync + fp8_split_bytes(sp, e->block_m, e->head_dim)) << e->head_dim;
+    EXPECT_EQ(e->workspace_bytes(p), vt + fp8_split_bytes(sp, e->block_m, e->head_dim)) << e->head_dim;
     prob.causal = true;
     AttnParams causal = make_params(prob, ElemType::e4m3);
     causal.num_sms = 132;
-    EXPECT_EQ(e->workspace_bytes(causal), fp8_vt_in_kernel(e->head_dim, true, prob.seqlen_q) ? 0 : vt + sync)
+    EXPECT_EQ(e->workspace_bytes(causal), fp8_vt_in_kernel(e->head_dim, true, prob.seqlen_q) ? 0 : vt)
         << e->head_dim;
   }
 }

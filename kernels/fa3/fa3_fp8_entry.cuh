@@ -1,10 +1,8 @@
 // fa3's FP8 (e4m3) forward as the registry sees it: AttnParams (e4m3 codes,
 // their descales, V^T in the workspace) to Fp8FwdParams, and one launch
-// sequence: the attention kernel that transposes V in shared memory where
-// fp8_vt_in_kernel says (short queries); else a memset of its V^T words and
-// the attention kernel that writes V^T itself, shared between its blocks
-// (Fa3Fp8Traits::kShareVt), or the V^T pre-pass and the attention kernel; so
-// that a row's timing includes whatever makes V^T. One instance
+// sequence: the attention kernel that transposes V itself where
+// fp8_vt_in_kernel says (short queries), else the V^T pre-pass and the
+// attention kernel, so that a row's timing includes the pre-pass. One instance
 // per registered tile (instances.cmake); the exponentials as
 // fp8_default_poly_every says for the head_dim.
 #pragma once
@@ -65,17 +63,14 @@ struct Fa3Fp8Kernel {
     return f;
   }
 
-  // V^T: [batch, heads_kv, head_dim, seqlen_k rounded up to 64], made by the
-  // kernel's producer warps where Traits::kShareVt (fa3_fp8_vt_tasks.h), else
-  // by the pre-pass; then (from 256-byte boundaries) the words the warps share
-  // it by, and the split tail's workspace, whose counts the same memset (or the
-  // pre-pass) zeroes (fa3_fp8_fwd.cuh).
+  // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64],
+  // then (from a 256-byte boundary) the split tail's workspace, which only runs
+  // with the pre-pass: the pre-pass zeroes its counts (fa3_fp8_fwd.cuh).
   static int64_t vt_bytes_padded(const Fp8FwdParams& f) { return (fp8_vt_bytes(f) + 255) / 256 * 256; }
-  static int64_t sync_bytes(const Fp8FwdParams& f) { return Traits::kShareVt ? fp8_vt_sync_bytes(f, BlockN) : 0; }
   static int64_t workspace_bytes(const AttnParams& p) {
     if (vt_in_kernel(p)) return 0;
     const Fp8FwdParams f = fp8_params(p);
-    return vt_bytes_padded(f) + sync_bytes(f) + fp8_split_bytes(f, BlockM, BlockN);
+    return vt_bytes_padded(f) + fp8_split_bytes(f, BlockM, BlockN);
   }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
@@ -102,15 +97,9 @@ struct Fa3Fp8Kernel {
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
         (!in_kernel && (!f.vt || p.workspace_bytes < needed)) || unsupported(p))
       return int(cudaErrorInvalidValue);
-    if (!in_kernel) {
-      const int64_t sync = sync_bytes(f);
-      if (sync > 0) f.vt_sync = f.vt + vt_bytes_padded(f);
-      if (needed > vt_bytes_padded(f) + sync) f.split_ws = f.vt + vt_bytes_padded(f) + sync;
-    }
-    // V transposed in shared memory, or V^T made by the kernel's own warps (a
-    // memset of their words first); then attention.
+    if (!in_kernel && needed > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
     const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
-                                      : fa3_fp8_fwd_tile<Traits>(f, stream);
+                                      : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
     fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
         static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,

@@ -11,7 +11,8 @@
 
 namespace fa {
 
-template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false>
+template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false,
+          bool ShareVt = false>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
@@ -58,14 +59,17 @@ struct Fa3Fp8Traits {
   // one 8-byte slot for the count of V row blocks (fa3_fp8_kernel.cuh, transposer).
   static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowSlots) * 8; }
-  // Producer warps 1..3 may make V^T for the whole launch (Fp8Args::vt_sync,
-  // fa3_fp8_vt_tasks.cuh) where the producer holds 32 registers (three
-  // consumer warpgroups): at 24 the TMA thread's wait for a V^T block spilled
-  // its loop state (ptxas, every two-warpgroup instance); those tiles take the
-  // pre-pass. Each warp stages 32 keys x head_dim of V rows; one more word
-  // notes, for the TMA thread, that every V^T block is written (in a register
-  // of its loop it spilled too).
-  static constexpr bool kShareVt = !TransposeV && kConsumerWGs == 3;
+  // ShareVt: producer warps 1..3 may make V^T for the whole launch instead of
+  // the pre-pass (Fp8Args::vt_sync, fa3_fp8_vt_tasks.cuh); fp8_check's `vs`
+  // variant only: in the paper sweep it measured 0.99 of the pre-pass's time at
+  // hd128 from 8192 tokens (PERF_NOTES fa3-fp8-vt-shared). Only where the
+  // producer holds 32 registers (three consumer warpgroups): at 24 the TMA
+  // thread's wait for a V^T block spilled its loop state. Each warp stages 32
+  // keys x head_dim of V rows; one more word notes, for the TMA thread, that
+  // every V^T block is written (in a register of its loop it spilled too).
+  static constexpr bool kShareVt = ShareVt;
+  static_assert(!ShareVt || (!TransposeV && kConsumerWGs == 3),
+                "V^T shared by the producer warps: three consumer warpgroups, no in-kernel transpose");
   static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;
   static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region
   static constexpr int kQStages = 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes +

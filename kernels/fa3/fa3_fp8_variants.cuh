@@ -23,8 +23,8 @@ namespace fa {
 //          (fa3_fp8_fwd.cuh, fp8_split_plan); the caller passes Fp8FwdParams::split_ws
 //   vs     split, with V^T made by the kernel's producer warps and shared between
 //          its blocks instead of the pre-pass (fa3_fp8_vt_tasks.h) where the tile
-//          has three consumer warpgroups (hd128); the caller passes
-//          Fp8FwdParams::vt_sync, split_ws right behind it
+//          has three consumer warpgroups (hd128; other head dims run split); the
+//          caller passes Fp8FwdParams::vt_sync, split_ws right behind it
 // Where a variant names only hd128, the other head dims run base.
 enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
@@ -62,9 +62,16 @@ constexpr bool fp8_variant_splits(Fp8Variant v) { return v == Fp8Variant::split 
 // Whether variant v's kernel makes V^T itself, shared between its blocks (no pre-pass).
 constexpr bool fp8_variant_shares_vt(Fp8Variant v) { return v == Fp8Variant::vs; }
 
+// Whether variant v's tile at head_dim makes V^T in the kernel (three consumer
+// warpgroups only: Fa3Fp8Traits::kShareVt).
+constexpr bool fp8_variant_shares_vt_at(Fp8Variant v, int head_dim) {
+  return fp8_variant_shares_vt(v) && fp8_variant_block_m(v, head_dim) == 192;
+}
+
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
-                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V)>;
+                                    fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V),
+                                    fp8_variant_shares_vt_at(V, HeadDim)>;
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -90,8 +97,8 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
     case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
     case Fp8Variant::tv: return fa3_fp8_attention_variant<Fp8Variant::tv>(p, stream);
-    case Fp8Variant::split:
-    case Fp8Variant::vs: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
+    case Fp8Variant::split: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
+    case Fp8Variant::vs: return fa3_fp8_attention_variant<Fp8Variant::vs>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -104,7 +111,7 @@ inline int64_t fp8_variant_split_bytes(const Fp8FwdParams& p, Fp8Variant v) {
 
 // V^T synchronisation bytes for variant v on p (0 unless v makes its own V^T).
 inline int64_t fp8_variant_vt_sync_bytes(const Fp8FwdParams& p, Fp8Variant v) {
-  return fp8_variant_shares_vt(v) ? fp8_vt_sync_bytes(p, fp8_variant_block_n(v, p.head_dim)) : 0;
+  return fp8_variant_shares_vt_at(v, p.head_dim) ? fp8_vt_sync_bytes(p, fp8_variant_block_n(v, p.head_dim)) : 0;
 }
 
 // The whole forward on variant v's tile: the V^T pre-pass (tv: none; vs: the
@@ -112,7 +119,7 @@ inline int64_t fp8_variant_vt_sync_bytes(const Fp8FwdParams& p, Fp8Variant v) {
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
   if (!fp8_variant_transposes_v(v)) {
     const int bm = fp8_variant_block_m(v, p.head_dim), bn = fp8_variant_block_n(v, p.head_dim);
-    const bool shares = fp8_variant_shares_vt(v) && p.vt_sync && bm / 64 == 3;  // Fa3Fp8Traits::kShareVt
+    const bool shares = fp8_variant_shares_vt_at(v, p.head_dim) && p.vt_sync;
     const cudaError_t err = shares ? fp8_vt_sync_reset(p, bm, bn, stream) : transpose_v_for(p, bm, bn, stream);
     if (err != cudaSuccess) return err;
   }
