@@ -2,10 +2,12 @@
 // warpgroup's idle warps 1..3 take 32-key tasks off a queue and write V^T to
 // global memory, each V block once for every tile that reads it; the TMA thread
 // waits for a block's count before it loads that block. The order and the
-// words: fa3_fp8_vt_tasks.h. Against the pre-pass this saves its launch and its
-// pass over memory in front of the attention kernel; against the per-block
-// transpose in shared memory (Traits::kTransposeV) it transposes each V block
-// once, not once per tile (docs/PERF_NOTES.md fa3-fp8-vt-shared).
+// words: fa3_fp8_vt_tasks.h. Meant to take the pre-pass's launch and its pass
+// over memory off the row, and, unlike the per-block transpose in shared memory
+// (Traits::kTransposeV), to transpose each V block once, not once per tile. In
+// the paper sweep it measured level with the pre-pass at hd128 up to 4096
+// tokens and 1 % slower beyond (docs/PERF_NOTES.md fa3-fp8-vt-shared): built
+// for fp8_check's `vs` variant only (Fa3Fp8Traits ShareVt).
 //
 // Progress needs no co-resident grid: a task is taken off the queue only by a
 // running warp, which finishes it without waiting for anything.
