@@ -10,7 +10,8 @@
 //   fa3_fp8_fwd_kernel   producer warpgroup: one thread issues TMA loads of Q
 //                        (once per tile) and of K and V^T blocks into a ring
 //                        (full/empty mbarriers, as the bf16 kernel). With
-//                        Fp8Args::vt_sync there is no pre-pass either: the
+//                        Traits::kShareVt and Fp8Args::vt_sync (fp8_check's
+//                        vs variant only) there is no pre-pass either: the
 //                        other three warps write V^T to global memory off a
 //                        queue of tasks (fa3_fp8_vt_tasks.cuh), and the TMA
 //                        thread waits for each V^T block's count. With

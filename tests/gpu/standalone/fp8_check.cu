@@ -228,12 +228,10 @@ T* to_device(const std::vector<T>& x) {
   return d;
 }
 
-// Runs the kernel on hp (poisoned outputs), copies O and LSE back. A planted
-// fault changes what the kernel is given: the V descale squared (as if applied
-// twice) or the K descale replaced by 1 (as if forgotten).
 // Variant v's workspaces for p in one allocation, every byte set to `fill`: V^T's
-// synchronisation words (vs), then the split tail's (split, vs), as the
-// registry's entry lays them out. Returns the allocation (nullptr: none).
+// synchronisation words (vs), then the split tail's (split, vs), neighbours so
+// that fp8_vt_sync_reset clears both with one memset. Returns the allocation
+// (nullptr: none).
 void* attach_workspaces(fa::Fp8FwdParams& p, fa::Fp8Variant v, int fill) {
   const int64_t sync = fa::fp8_variant_vt_sync_bytes(p, v), split = fa::fp8_variant_split_bytes(p, v);
   if (sync + split == 0) return nullptr;
@@ -245,6 +243,9 @@ void* attach_workspaces(fa::Fp8FwdParams& p, fa::Fp8Variant v, int fill) {
   return ws;
 }
 
+// Runs the kernel on hp (poisoned outputs), copies O and LSE back. A planted
+// fault changes what the kernel is given: the V descale squared (as if applied
+// twice) or the K descale replaced by 1 (as if forgotten).
 Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Variant variant = fa::Fp8Variant::base) {
   const Shape& s = hp.s;
   fa::Fp8FwdParams p;
@@ -282,7 +283,7 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
   p.q = dq, p.k = dk, p.v = dv, p.vt = dvt, p.o = d_o, p.lse = dlse;
   // The split and vs variants' workspaces poisoned too (NaN partials; counts and
   // V^T words the launch must zero).
-  void* split_ws = attach_workspaces(p, variant, 0xFF);
+  void* ws = attach_workspaces(p, variant, 0xFF);
   Errors e;
   if (const char* why = fa::fa3_fp8_unsupported(p, variant)) {
     e.why = std::string("unsupported: ") + why;
@@ -299,7 +300,7 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
       e = compare(hp, o, lse, seed);
     }
   }
-  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales, split_ws})
+  for (void* x : {(void*)dq, (void*)dk, (void*)dv, (void*)dvt, (void*)d_o, (void*)dlse, (void*)descales, ws})
     cudaFree(x);
   return e;
 }
@@ -378,7 +379,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                                       flush.bytes());
         const double flops = fa::standalone::forward_flops(p.batch, p.heads, seqlen, seqlen, d, causal != 0);
         for (fa::Fp8Variant v : variants) {
-          void* split_ws = attach_workspaces(p, v, 0);
+          void* ws = attach_workspaces(p, v, 0);
           const auto at = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_attention(p, v, st)); },
                                         flush.ptr(), flush.bytes());
           const auto tt = time_launches([&](cudaStream_t st) { return int(fa::fa3_fp8_fwd(p, v, st)); }, flush.ptr(),
@@ -391,7 +392,7 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
                       p.heads, fa::fp8_variant_name(v), vt.median_ms, at.median_ms, tt.median_ms,
                       tflops(flops, at.median_ms), tflops(flops, tt.median_ms));
           std::fflush(stdout);
-          CHECK_CUDA(cudaFree(split_ws));
+          CHECK_CUDA(cudaFree(ws));
           p.split_ws = p.vt_sync = nullptr;
         }
       }
