@@ -82,5 +82,13 @@ TEST(Fa3Fp8VtTasks, SyncWordsArePaddedTo256Bytes) {
   EXPECT_EQ(fp8_vt_sync_bytes(1, 1) % 256, 0);
 }
 
+// Only three consumer warpgroups (192 rows) reading V^T from global memory.
+TEST(Fa3Fp8VtTasks, OnlyThreeWarpgroupTilesShareVt) {
+  EXPECT_TRUE(fp8_tile_can_share_vt(192, false));
+  EXPECT_FALSE(fp8_tile_can_share_vt(192, true));
+  EXPECT_FALSE(fp8_tile_can_share_vt(128, false));
+  EXPECT_FALSE(fp8_tile_can_share_vt(64, false));
+}
+
 }  // namespace
 }  // namespace fa

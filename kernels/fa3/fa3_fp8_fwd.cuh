@@ -44,9 +44,10 @@ struct Fp8FwdParams {
   void* split_ws = nullptr;
   // Words of fp8_vt_sync_bytes(): the attention kernel makes V^T itself (in
   // vt), its producer's idle warps off a task queue (fa3_fp8_vt_tasks.h), and no
-  // pre-pass runs; zeroed before each launch with the split counts, which are
-  // cleared by the same memset where split_ws follows these words directly.
-  // nullptr, or a tile without Fa3Fp8Traits::kShareVt: the pre-pass.
+  // pre-pass runs; zeroed before each launch by one memset that clears the
+  // split counts too, so split_ws, where set, must follow these words directly
+  // (fp8_vt_sync_reset refuses it otherwise). nullptr, or a tile without
+  // Fa3Fp8Traits::kShareVt: the pre-pass.
   void* vt_sync = nullptr;
 
   void set_contiguous_strides() {
@@ -92,16 +93,16 @@ inline int64_t fp8_vt_sync_bytes(const Fp8FwdParams& p, int block_n) {
   return fp8_vt_sync_bytes(p.batch * p.heads_kv, (fp8_vt_seqlen(p.seqlen_k) + block_n - 1) / block_n);
 }
 
-// Zeroes p.vt_sync's words and the split tail's counts (one memset where they
-// are neighbours) before an attention launch that makes its own V^T.
+// Zeroes p.vt_sync's words and the split tail's counts, which follow them, in
+// one memset before an attention launch that makes its own V^T (one launch
+// fewer in the timed span than a memset each). cudaErrorInvalidValue where the
+// split workspace is set elsewhere: its counts would stay stale.
 inline cudaError_t fp8_vt_sync_reset(const Fp8FwdParams& p, int block_m, int block_n, cudaStream_t stream) {
   const int64_t sync = fp8_vt_sync_bytes(p, block_n);
   const Fp8SplitPlan sp = p.split_ws ? fp8_split_plan(p, block_m, block_n) : Fp8SplitPlan{};
   const int64_t counts = sp.k > 1 ? fp8_split_counts_bytes(sp, block_m) : 0;
-  const bool adjacent = static_cast<char*>(p.vt_sync) + sync == p.split_ws;
-  cudaError_t err = cudaMemsetAsync(p.vt_sync, 0, size_t(sync + (adjacent ? counts : 0)), stream);
-  if (err == cudaSuccess && counts > 0 && !adjacent) err = cudaMemsetAsync(p.split_ws, 0, size_t(counts), stream);
-  return err;
+  if (counts > 0 && static_cast<char*>(p.vt_sync) + sync != p.split_ws) return cudaErrorInvalidValue;
+  return cudaMemsetAsync(p.vt_sync, 0, size_t(sync + counts), stream);
 }
 
 // Why p cannot run on a tile with block_n keys per K/V block, or nullptr.

@@ -7,6 +7,7 @@
 
 #include "common/register_split.h"
 #include "common/smem_limit.h"
+#include "fa3/fa3_fp8_vt_tasks.h"
 #include "fa3/fa3_scheduler.cuh"
 
 namespace fa {
@@ -62,13 +63,12 @@ struct Fa3Fp8Traits {
   // ShareVt: producer warps 1..3 may make V^T for the whole launch instead of
   // the pre-pass (Fp8Args::vt_sync, fa3_fp8_vt_tasks.cuh); fp8_check's `vs`
   // variant only: in the paper sweep it measured 0.99 of the pre-pass's time at
-  // hd128 from 8192 tokens (PERF_NOTES fa3-fp8-vt-shared). Only where the
-  // producer holds 32 registers (three consumer warpgroups): at 24 the TMA
-  // thread's wait for a V^T block spilled its loop state. Each warp stages 32
-  // keys x head_dim of V rows; one more word notes, for the TMA thread, that
-  // every V^T block is written (in a register of its loop it spilled too).
+  // hd128 from 8192 tokens (PERF_NOTES fa3-fp8-vt-shared). Which tiles may:
+  // fp8_tile_can_share_vt. Each warp stages 32 keys x head_dim of V rows; one
+  // more word notes, for the TMA thread, that every V^T block is written (in a
+  // register of its loop it spilled).
   static constexpr bool kShareVt = ShareVt;
-  static_assert(!ShareVt || (!TransposeV && kConsumerWGs == 3),
+  static_assert(!ShareVt || fp8_tile_can_share_vt(BlockM, TransposeV),
                 "V^T shared by the producer warps: three consumer warpgroups, no in-kernel transpose");
   static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;
   static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region

@@ -62,10 +62,11 @@ constexpr bool fp8_variant_splits(Fp8Variant v) { return v == Fp8Variant::split 
 // Whether variant v's kernel makes V^T itself, shared between its blocks (no pre-pass).
 constexpr bool fp8_variant_shares_vt(Fp8Variant v) { return v == Fp8Variant::vs; }
 
-// Whether variant v's tile at head_dim makes V^T in the kernel (three consumer
-// warpgroups only: Fa3Fp8Traits::kShareVt).
+// Whether variant v's tile at head_dim makes V^T in the kernel (where its tile
+// may: fp8_tile_can_share_vt; elsewhere vs runs the pre-pass).
 constexpr bool fp8_variant_shares_vt_at(Fp8Variant v, int head_dim) {
-  return fp8_variant_shares_vt(v) && fp8_variant_block_m(v, head_dim) == 192;
+  return fp8_variant_shares_vt(v) &&
+         fp8_tile_can_share_vt(fp8_variant_block_m(v, head_dim), fp8_variant_transposes_v(v));
 }
 
 template <Fp8Variant V, int HeadDim>

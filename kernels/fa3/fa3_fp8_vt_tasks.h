@@ -22,6 +22,12 @@
 
 namespace fa {
 
+// Whether a tile of block_m query rows may make V^T with its producer warps
+// (Fa3Fp8Traits' ShareVt): three consumer warpgroups only, since with two the
+// producer holds 24 registers and the TMA thread's wait for a V^T block spilled
+// its loop state; and V^T read from global memory (no in-kernel transpose).
+constexpr bool fp8_tile_can_share_vt(int block_m, bool transpose_v) { return block_m / 64 == 3 && !transpose_v; }
+
 struct Fp8VtTask {
   int pair;   // batch * heads_kv + kv head
   int block;  // key block of block_n keys

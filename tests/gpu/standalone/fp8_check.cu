@@ -25,7 +25,10 @@
 //                    poly4, poly2, tv, split, vs; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base:
 //                    always the pre-pass; tv: always V transposed in the kernel, no pre-pass;
-//                    vs: V^T made by the kernel's producer warps, no pre-pass)
+//                    vs: V^T made by the kernel's producer warps, no pre-pass; its
+//                    vt_ms is the pre-pass it does not run, and its attn_ms the kernel
+//                    with the words the previous launch left complete, so V^T is not
+//                    made again: only total_ms, which zeroes them first, is vs's forward)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
@@ -352,7 +355,8 @@ int run_timing(uint64_t seed, const std::vector<fa::Fp8Variant>& variants, int h
   fill_e4m3<<<1024, 256>>>(dv, n_max, seed + 3);
   CHECK_CUDA(cudaDeviceSynchronize());
   std::printf("\n%s, L2 flushed (%zu MiB memset) before each sample, median of >= 10 after 3 warm-up runs;\n"
-              "TFLOP/s = 4 b h sq sk d / t (causal: half); 'total' = V^T pre-pass + attention in one timed span\n",
+              "TFLOP/s = 4 b h sq sk d / t (causal: half); 'total' = V^T pre-pass (vs: zeroing its words) + attention\n"
+              "in one timed span; vs's 'attn' runs with V^T already made\n",
               prop.name, flush.bytes() >> 20);
   std::printf("TIME %4s %6s %6s %5s %5s %-8s %10s %10s %10s %9s %9s\n", "hd", "causal", "seqlen", "batch", "heads",
               "variant", "vt_ms", "attn_ms", "total_ms", "attn_TF/s", "total_TF/s");
