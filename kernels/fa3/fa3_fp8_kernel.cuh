@@ -69,7 +69,7 @@ constexpr int kVtThreads = 256;  // threads per pre-pass block
 // One block: kFp8VtKeys keys (fa3_fp8_defaults.h) x head_dim of one (batch, kv
 // head), through shared memory. Reads 16-byte chunks of V's rows; each thread
 // then takes a 4 x 4 byte square (4 keys of one V^T word, 4 head_dim rows),
-// reads it as 4 words and transposes it with byte permutes, and writes 4-byte
+// reads it as 4 words and transposes it (vt_square_transpose), and writes 4-byte
 // words of V^T rows. (Byte loads, one per key, made the pass 2.4x slower than
 // its memory traffic: PERF_NOTES fa3-fp8-vt-pass.) Strides in bytes (=
 // elements). A template only so that the header may be included by several
@@ -113,11 +113,8 @@ __global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* 
       const int r = sm90::e4m3_key_order(4 * w + j);
       a[j] = *reinterpret_cast<const uint32_t*>(&tile[r][16 * vt_tile_chunk(r, q / 4, chunks) + 4 * (q % 4)]);
     }
-    // Byte k of a[j] -> byte j of row 4q + k's word.
-    const uint32_t lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
-    const uint32_t lo23 = __byte_perm(a[2], a[3], 0x5140), hi23 = __byte_perm(a[2], a[3], 0x7362);
-    const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
-                             __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+    uint32_t out[4];
+    vt_square_transpose(a, out);
 #pragma unroll
     for (int k = 0; k < 4; ++k) *reinterpret_cast<uint32_t*>(dst + int64_t(4 * q + k) * seqlen_vt + 4 * w) = out[k];
   }

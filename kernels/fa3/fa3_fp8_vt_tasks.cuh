@@ -43,6 +43,17 @@ __device__ __forceinline__ int vt_tile_chunk(int r, int c, int chunks) {
   return c ^ ((((r >> 1) & 3) | ((r >> 2) & 4)) & (chunks - 1));
 }
 
+// A 4 x 4 byte square transposed with byte permutes: byte k of a[j] becomes
+// byte j of out[k]. a[j] holds head_dim rows 4q .. 4q + 3 of key
+// e4m3_key_order(4w + j); out[k] is then word w of V^T row 4q + k. The
+// pre-pass's and a task's.
+__device__ __forceinline__ void vt_square_transpose(const uint32_t (&a)[4], uint32_t (&out)[4]) {
+  const uint32_t lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
+  const uint32_t lo23 = __byte_perm(a[2], a[3], 0x5140), hi23 = __byte_perm(a[2], a[3], 0x7362);
+  out[0] = __byte_perm(lo01, lo23, 0x5410), out[1] = __byte_perm(lo01, lo23, 0x7632);
+  out[2] = __byte_perm(hi01, hi23, 0x5410), out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
 // One task: 32 keys (key0, a multiple of 32) x head_dim of one pair, through
 // this warp's 32 x head_dim bytes of shared memory (`stage`). Every 16-byte
 // chunk of the 32 V rows is requested at once (cp.async, zeros past seqlen_k),
@@ -50,8 +61,8 @@ __device__ __forceinline__ int vt_tile_chunk(int r, int c, int chunks) {
 // chunks are XOR-swizzled by row as in the pre-pass (vt_tile_chunk). Then lane
 // (w = lane % 8, q0 = lane / 8) takes the 4 x 4 byte squares of V^T word w
 // (keys e4m3_key_order(4w + j)) and head_dim rows 4q .. 4q + 3, q = q0, q0 + 4,
-// ..., transposes each with byte permutes as the pre-pass does, and writes
-// word w of its 4 V^T rows: a store instruction writes 4 rows x 32 bytes.
+// ..., transposes each (vt_square_transpose), and writes word w of its 4 V^T
+// rows: a store instruction writes 4 rows x 32 bytes.
 template <int HeadDim>
 __device__ __forceinline__ void vt_task(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt, uint8_t* stage,
                                         int64_t v_row_stride, int seqlen_k, int seqlen_vt, int key0, int lane) {
@@ -76,14 +87,13 @@ __device__ __forceinline__ void vt_task(const uint8_t* __restrict__ v, uint8_t* 
       const int r = sm90::e4m3_key_order(4 * w + j);
       a[j] = *reinterpret_cast<const uint32_t*>(stage + r * HeadDim + 16 * vt_tile_chunk(r, q / 4, kChunks) + 4 * (q % 4));
     }
-    // Byte k of a[j] -> byte j of row 4q + k's word.
-    const uint32_t lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
-    const uint32_t lo23 = __byte_perm(a[2], a[3], 0x5140), hi23 = __byte_perm(a[2], a[3], 0x7362);
     uint8_t* row = dst + int64_t(4 * q) * seqlen_vt;
-    *reinterpret_cast<uint32_t*>(row) = __byte_perm(lo01, lo23, 0x5410);
-    *reinterpret_cast<uint32_t*>(row + seqlen_vt) = __byte_perm(lo01, lo23, 0x7632);
-    *reinterpret_cast<uint32_t*>(row + 2 * int64_t(seqlen_vt)) = __byte_perm(hi01, hi23, 0x5410);
-    *reinterpret_cast<uint32_t*>(row + 3 * int64_t(seqlen_vt)) = __byte_perm(hi01, hi23, 0x7632);
+    uint32_t out[4];
+    vt_square_transpose(a, out);
+    *reinterpret_cast<uint32_t*>(row) = out[0];
+    *reinterpret_cast<uint32_t*>(row + seqlen_vt) = out[1];
+    *reinterpret_cast<uint32_t*>(row + 2 * int64_t(seqlen_vt)) = out[2];
+    *reinterpret_cast<uint32_t*>(row + 3 * int64_t(seqlen_vt)) = out[3];
   }
   __syncwarp();  // every lane's reads of the stage done before the next task's copies
 }
