@@ -88,9 +88,14 @@ inline int64_t fp8_split_bytes(const Fp8FwdParams& p, int block_m, int block_n) 
   return fp8_split_bytes(fp8_split_plan(p, block_m, block_n), block_m, p.head_dim);
 }
 
+// Key blocks of block_n keys in each padded V^T row of p.
+inline int fp8_vt_blocks(const Fp8FwdParams& p, int block_n) {
+  return (fp8_vt_seqlen(p.seqlen_k) + block_n - 1) / block_n;
+}
+
 // Bytes of p's V^T synchronisation words on a tile of block_n keys per block.
 inline int64_t fp8_vt_sync_bytes(const Fp8FwdParams& p, int block_n) {
-  return fp8_vt_sync_bytes(p.batch * p.heads_kv, (fp8_vt_seqlen(p.seqlen_k) + block_n - 1) / block_n);
+  return fp8_vt_sync_bytes(p.batch * p.heads_kv, fp8_vt_blocks(p, block_n));
 }
 
 // Zeroes p.vt_sync's words and the split tail's counts, which follow them, in
@@ -229,7 +234,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
     a.v = p.v, a.vt = p.vt;
     a.v_batch_stride = p.v_batch_stride, a.v_row_stride = p.v_row_stride, a.v_head_stride = p.v_head_stride;
     a.seqlen_vt = fp8_vt_seqlen(p.seqlen_k);
-    a.vt_blocks = (a.seqlen_vt + BN - 1) / BN;
+    a.vt_blocks = fp8_vt_blocks(p, BN);
     const int pairs = p.batch * p.heads_kv;
     a.vt_group = fp8_vt_task_group(p.causal, grid, a.schedule.num_m_blocks, a.schedule.group_bh,
                                    p.heads / p.heads_kv, pairs);

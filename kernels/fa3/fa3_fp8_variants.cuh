@@ -79,29 +79,40 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8
   return fa3_fp8_unsupported(p, fp8_variant_block_n(v, p.head_dim));
 }
 
-template <Fp8Variant V>
-cudaError_t fa3_fp8_attention_variant(const Fp8FwdParams& p, cudaStream_t stream) {
+// Variant V's tile at p.head_dim: the attention kernel alone, or (Whole) the
+// whole forward of fa3_fp8_fwd_tile, whose V^T step (pre-pass, the zeroing of
+// vs's words, or none) is the registry's.
+template <Fp8Variant V, bool Whole>
+cudaError_t fa3_fp8_variant_at(const Fp8FwdParams& p, cudaStream_t stream) {
   switch (p.head_dim) {
-    case 64: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream);
-    case 128: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream);
-    case 256: return fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream);
+    case 64: return Whole ? fa3_fp8_fwd_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream)
+                          : fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 64>>(p, stream);
+    case 128: return Whole ? fa3_fp8_fwd_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream)
+                           : fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 128>>(p, stream);
+    case 256: return Whole ? fa3_fp8_fwd_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream)
+                           : fa3_fp8_attention_tile<Fa3Fp8TraitsOf<V, 256>>(p, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
-// The attention kernel of variant v's tile.
-inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
+template <bool Whole>
+cudaError_t fa3_fp8_variant(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
   switch (v) {
-    case Fp8Variant::base: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
-    case Fp8Variant::two: return fa3_fp8_attention_variant<Fp8Variant::two>(p, stream);
-    case Fp8Variant::wide: return fa3_fp8_attention_variant<Fp8Variant::wide>(p, stream);
-    case Fp8Variant::poly4: return fa3_fp8_attention_variant<Fp8Variant::poly4>(p, stream);
-    case Fp8Variant::poly2: return fa3_fp8_attention_variant<Fp8Variant::poly2>(p, stream);
-    case Fp8Variant::tv: return fa3_fp8_attention_variant<Fp8Variant::tv>(p, stream);
-    case Fp8Variant::split: return fa3_fp8_attention_variant<Fp8Variant::base>(p, stream);
-    case Fp8Variant::vs: return fa3_fp8_attention_variant<Fp8Variant::vs>(p, stream);
+    case Fp8Variant::base: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
+    case Fp8Variant::two: return fa3_fp8_variant_at<Fp8Variant::two, Whole>(p, stream);
+    case Fp8Variant::wide: return fa3_fp8_variant_at<Fp8Variant::wide, Whole>(p, stream);
+    case Fp8Variant::poly4: return fa3_fp8_variant_at<Fp8Variant::poly4, Whole>(p, stream);
+    case Fp8Variant::poly2: return fa3_fp8_variant_at<Fp8Variant::poly2, Whole>(p, stream);
+    case Fp8Variant::tv: return fa3_fp8_variant_at<Fp8Variant::tv, Whole>(p, stream);
+    case Fp8Variant::split: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
+    case Fp8Variant::vs: return fa3_fp8_variant_at<Fp8Variant::vs, Whole>(p, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+// The attention kernel of variant v's tile.
+inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
+  return fa3_fp8_variant<false>(p, v, stream);
 }
 
 // Split workspace bytes for variant v on p (0 unless v splits and p's tail does).
@@ -118,13 +129,7 @@ inline int64_t fp8_variant_vt_sync_bytes(const Fp8FwdParams& p, Fp8Variant v) {
 // The whole forward on variant v's tile: the V^T pre-pass (tv: none; vs: the
 // zeroing of its words), then attention.
 inline cudaError_t fa3_fp8_fwd(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
-  if (!fp8_variant_transposes_v(v)) {
-    const int bm = fp8_variant_block_m(v, p.head_dim), bn = fp8_variant_block_n(v, p.head_dim);
-    const bool shares = fp8_variant_shares_vt_at(v, p.head_dim) && p.vt_sync;
-    const cudaError_t err = shares ? fp8_vt_sync_reset(p, bm, bn, stream) : transpose_v_for(p, bm, bn, stream);
-    if (err != cudaSuccess) return err;
-  }
-  return fa3_fp8_attention(p, v, stream);
+  return fa3_fp8_variant<true>(p, v, stream);
 }
 
 }  // namespace fa

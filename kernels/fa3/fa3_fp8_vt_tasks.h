@@ -39,7 +39,7 @@ struct Fp8VtTask {
 // padded sequence (fp8_vt_block_units).
 FA_VT_TASK_FN Fp8VtTask fp8_vt_task_at(int t, int pairs, int blocks, int units, int group) {
   // Unsigned: every value is >= 0, and unsigned division is the shorter code (the
-  // producer warps that run this hold 24 registers).
+  // producer warps that run this hold 32 registers).
   const unsigned per_group = unsigned(group) * unsigned(blocks) * unsigned(units);
   const unsigned g = unsigned(t) / per_group;
   const unsigned r = unsigned(t) - g * per_group;
