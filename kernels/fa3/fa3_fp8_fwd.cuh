@@ -129,8 +129,8 @@ inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, int block_n) {
                              p.k_head_stride,  p.v_batch_stride, p.v_row_stride, p.v_head_stride};
   for (int64_t s : strides)
     if (s % 16 != 0) return "fa3 fp8: Q/K/V strides must be multiples of 16 elements";
-  if (p.o_row_stride % 2 || p.o_head_stride % 2 || p.o_batch_stride % 2 || (reinterpret_cast<uintptr_t>(p.o) & 3))
-    return "fa3 fp8: O must allow 4-byte stores";
+  if (p.o_row_stride % 8 || p.o_head_stride % 8 || p.o_batch_stride % 8 || !fa3::aligned16(p.o))
+    return "fa3 fp8: O must allow 16-byte stores (16-byte aligned, strides multiples of 8 elements)";
   const int sm = fa3::current_device_sm();
   if (sm < 0) return "fa3 fp8: no CUDA device";
   if (sm != 90) return "fa3 fp8: needs an sm_90 (Hopper) GPU";

@@ -59,6 +59,7 @@
 #include "fa3/fa3_fp8_traits.cuh"
 #include "fa3/fa3_fp8_vt_tasks.cuh"
 #include "fa3/fa3_kernel.cuh"  // Smem, setup_smem, RingPos
+#include "fa3/fa3_o_store.cuh"
 #include "fa3/fa3_softmax.cuh"
 
 namespace fa::fa3 {
@@ -546,25 +547,22 @@ struct Fa3Fp8Fwd {
 
   // O = O * v_descale / l in bf16 (kBlocks: the last block's V descale, O's
   // units), LSE = m * m_unit + ln(l); a row that saw no key gets O = 0 and LSE =
-  // -inf. Rows past seqlen_q are not written. Plain 4-byte stores straight from
-  // the fragment.
+  // -inf. Rows past seqlen_q are not written. O leaves in 16-byte stores
+  // (fa3_o_store.cuh), as the bf16 kernel's.
   static __device__ __forceinline__ void store_tile(const Fp8Args& a, const TileCoord& tc, const float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t, float m_unit,
                                                     float v_descale) {
+    __nv_bfloat16* const out0 = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride +
+                                row0 * a.o_row_stride + tc.head * a.o_head_stride;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
       const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
-      if (row >= a.seqlen_q) continue;
       // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
       // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
       const float f = l > 0.f ? v_descale / l : 0.f;
-      __nv_bfloat16* out = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride + row * a.o_row_stride +
-                           tc.head * a.o_head_stride;
-#pragma unroll
-      for (int j = 0; j < HD / 8; ++j)
-        *reinterpret_cast<__nv_bfloat162*>(out + 8 * j + 2 * t) =
-            __floats2bfloat162_rn(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
+      store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f, t, row < a.seqlen_q);
+      if (row >= a.seqlen_q) continue;
       if (t == 0)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
             l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;

@@ -17,6 +17,7 @@
 #include "common/sm90/warpgroup.cuh"
 #include "common/sm90/wgmma.cuh"
 #include "fa3/fa3_args.cuh"
+#include "fa3/fa3_o_store.cuh"
 #include "fa3/fa3_traits.cuh"
 #include "fa3/fa3_softmax.cuh"
 
@@ -506,37 +507,9 @@ struct Fa3Fwd {
     }
   }
 
-  // A quad's 4x4 transpose of 4-byte pieces: on entry lane t holds piece t (columns
-  // 2t, 2t+1) of the row's 16-byte chunks 0..3 (v[k] = chunk k); on return it holds the
-  // four pieces of chunk t, ready for one 16-byte store. Two butterfly steps (lanes t^2,
-  // then t^1), each swapping the half whose chunk bit differs from the lane's.
-  static __device__ __forceinline__ uint4 quad_transpose(const uint32_t (&v)[4], int t) {
-    const bool b1 = t & 2, b0 = t & 1;
-    uint32_t a[2][2];  // a[j][s1]: chunk 2*b1 + j, piece of lane (s1, b0)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const uint32_t keep = b1 ? v[2 + j] : v[j];
-      const uint32_t got = __shfl_xor_sync(0xffffffffu, b1 ? v[j] : v[2 + j], 2);
-      a[j][0] = b1 ? got : keep;
-      a[j][1] = b1 ? keep : got;
-    }
-    uint32_t w[4];  // w[s]: chunk t, piece of lane s
-#pragma unroll
-    for (int s1 = 0; s1 < 2; ++s1) {
-      const uint32_t keep = b0 ? a[1][s1] : a[0][s1];
-      const uint32_t got = __shfl_xor_sync(0xffffffffu, b0 ? a[0][s1] : a[1][s1], 1);
-      w[2 * s1] = b0 ? got : keep;
-      w[2 * s1 + 1] = b0 ? keep : got;
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-
   // O = O / l in the output dtype, LSE = m * scale + ln(l); a row that saw no
   // key gets O = 0 and LSE = -inf. Rows past seqlen_q are not written. O leaves in
-  // 16-byte stores, a quad's four lanes covering 64 contiguous bytes of a row: the
-  // 4-byte stores straight from the fragment (8 rows x 16 bytes per instruction)
-  // filled the store queue and held the registers they read (ncu: ~10 % of the
-  // samples at hd128 seqlen 512, PERF_NOTES fa3-16-byte-o-stores).
+  // 16-byte stores (fa3_o_store.cuh).
   static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t) {
     // Row row0's O and LSE addresses, once: row0 + 8 is 8 row strides on (the
@@ -553,23 +526,8 @@ struct Fa3Fwd {
       // here, against an LSE tolerance of 1e-3. Per tile, so it counts where tiles
       // hold few K/V blocks (PERF_NOTES fa3-short-epilogue-math).
       const float inv = l > 0.f ? __frcp_rn(l) : 0.f;
-      Elem* const out = out0 + 8 * r * a.o_row_stride;
-#pragma unroll
-      for (int q = 0; q < HD / 32; ++q) {
-        uint32_t v[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const int j = 4 * q + k;
-          v[k] = pack2<Elem>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
-        }
-        const uint4 w = quad_transpose(v, t);  // every lane: the shuffles need the whole warp
-        // st.global.v4 in PTX: written as a uint4 store, ptxas split the first
-        // chunk of each row back into four 4-byte STGs (SASS at 5fbab10).
-        if (row < a.seqlen_q)
-          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(out + 32 * q + 8 * t), "r"(w.x),
-                       "r"(w.y), "r"(w.z), "r"(w.w)
-                       : "memory");
-      }
+      // every lane: the shuffles need the whole warp
+      store_o_row<Elem, HD>(out0 + 8 * r * a.o_row_stride, o, r, inv, t, row < a.seqlen_q);
       if (row >= a.seqlen_q) continue;
       if (t == 0) lse0[8 * r] = l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
     }
