@@ -56,6 +56,9 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   uint8_t* vt;       // [batch, heads_kv, head_dim, seqlen_vt]
   int64_t v_batch_stride, v_row_stride, v_head_stride;
   int seqlen_vt, vt_blocks, vt_group, vt_tasks;  // padded keys; key blocks per pair; queue group; queue length
+  // O (bf16, BSHD) for the TMA stores of Fa3Fp8Traits::kTmaStoreO: 64 columns x
+  // 64 rows per box. Last, so that the fields above keep their offsets.
+  CUtensorMap tma_o;
 };
 
 // One item of the list: its tile and the K/V blocks [lo, hi) it visits; slot

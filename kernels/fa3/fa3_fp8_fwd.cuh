@@ -182,6 +182,11 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
                                    {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
   }
   if (err != cudaSuccess) return err;
+  if constexpr (Traits::kTmaStoreO) {
+    err = sm90::make_bshd_tensor_map(&a.tma_o, p.o, /*is_bf16=*/true, HeadDim, p.seqlen_q, p.heads, p.batch,
+                                     p.o_row_stride, p.o_head_stride, p.o_batch_stride, 64);
+    if (err != cudaSuccess) return err;
+  }
   a.o = p.o;
   a.lse = p.lse;
   a.batch = p.batch;

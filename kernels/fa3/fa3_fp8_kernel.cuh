@@ -47,6 +47,7 @@
 
 #include "common/sm90/arch.cuh"
 #include "common/sm90/barrier.cuh"
+#include "common/sm90/bulk.cuh"
 #include "common/mma_sm80.cuh"  // smem_addr, ldmatrix_x4_trans
 #include "common/sm90/regs.cuh"
 #include "common/sm90/stmatrix.cuh"
@@ -488,8 +489,8 @@ struct Fa3Fp8Fwd {
       // ends its rows' last piece adds up the others and stores the tile's rows.
       if (item.slot >= 0 && !combine_pieces(a, item, o, st, c * 128 + warp * 32 + lane, scale_log2)) continue;
       // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
-      store_tile(a, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
-                 kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head));
+      store_tile(a, sm, c, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
+                 kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head), item.slot < 0);
     }
   }
 
@@ -547,26 +548,86 @@ struct Fa3Fp8Fwd {
 
   // O = O * v_descale / l in bf16 (kBlocks: the last block's V descale, O's
   // units), LSE = m * m_unit + ln(l); a row that saw no key gets O = 0 and LSE =
-  // -inf. Rows past seqlen_q are not written. O leaves in 16-byte stores
-  // (fa3_o_store.cuh), as the bf16 kernel's.
-  static __device__ __forceinline__ void store_tile(const Fp8Args& a, const TileCoord& tc, const float (&o)[HD / 2],
+  // -inf. Rows past seqlen_q are not written. O leaves through the staging tile
+  // and TMA stores (Traits::kTmaStoreO: store_o_tma) where the whole warpgroup
+  // stores (`whole`), or in 16-byte stores (fa3_o_store.cuh), as the bf16
+  // kernel's: a split tile's rows are stored by whichever warp ends them
+  // (combine_pieces), and store_o_tma's barriers need all four.
+  static __device__ __forceinline__ void store_tile(const Fp8Args& a, const Smem<Traits>& sm, int c,
+                                                    const TileCoord& tc, const float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t, float m_unit,
-                                                    float v_descale) {
+                                                    float v_descale, bool whole) {
+    const bool tma = Traits::kTmaStoreO && whole;
     __nv_bfloat16* const out0 = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride +
                                 row0 * a.o_row_stride + tc.head * a.o_head_stride;
+    float f[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
       const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
       // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
       // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
-      const float f = l > 0.f ? v_descale / l : 0.f;
-      store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f, t, row < a.seqlen_q);
-      if (row >= a.seqlen_q) continue;
-      if (t == 0)
+      f[r] = l > 0.f ? v_descale / l : 0.f;
+      if (!tma) store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f[r], t, row < a.seqlen_q);
+      if (t == 0 && row < a.seqlen_q)
         a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
             l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
     }
+    if (tma) store_o_tma(a, sm, c, tc, o, f);
+  }
+
+  // Named barrier of consumer warpgroup c's rows of the O tile (after the turns' 1..3
+  // and the transposing warps' 4).
+  static constexpr int kOTileBar = 5;
+
+  // Traits::kTmaStoreO: warpgroup c writes its 64 rows of O (times f, in bf16)
+  // into its rows of the staging tile with stmatrix, and one thread stores each
+  // 64-column panel with a TMA store that runs on while the warpgroup starts its
+  // next tile. With every SM ending its tiles at about the same time, 16-byte
+  // stores from registers held each warpgroup 2400-3100 cycles per tile (a clock
+  // probe on the H100, PERF_NOTES fa3-fp8-o-tma-store). Rows past seqlen_q fall
+  // outside the tensor map and are not written. The thread that issued the
+  // previous tile's stores waits until they have read the tile before anyone
+  // writes it again.
+  static __device__ __forceinline__ void store_o_tma(const Fp8Args& a, const Smem<Traits>& sm, int c,
+                                                     const TileCoord& tc, const float (&o)[HD / 2],
+                                                     const float (&f)[2]) {
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+    const bool leader = threadIdx.x % 128 == 0;
+    uint8_t* const tile = sm.base + Traits::kOffO;
+    if (leader) sm90::bulk_wait_read<0>();
+    sm90::named_barrier_sync(kOTileBar + c, 128);
+    // stmatrix.x4 takes two 8-column groups j, j + 1 of the warp's 16 rows:
+    // matrix m is rows 8 (m % 2) .. +7 of group j + m / 2, and lane i gives row
+    // i % 8 of matrix i / 8. Under the 128B swizzle a row's 16-byte chunk k sits
+    // at chunk k ^ (row % 8), and row % 8 is i % 8 here (the panels are
+    // 1024-byte aligned).
+    const int m = lane / 8, ri = lane % 8;
+    const uint32_t rows = smem_addr(tile) + (c * 64 + warp * 16 + 8 * (m % 2) + ri) * 128;
+#pragma unroll
+    for (int j = 0; j < HD / 8; j += 2) {
+      const int chunk = j % 8 + m / 2;
+      sm90::stmatrix_x4(rows + (j / 8) * Traits::kOPanelBytes + ((chunk ^ ri) << 4),
+                        pack2<__nv_bfloat16>(o[4 * j] * f[0], o[4 * j + 1] * f[0]),
+                        pack2<__nv_bfloat16>(o[4 * j + 2] * f[1], o[4 * j + 3] * f[1]),
+                        pack2<__nv_bfloat16>(o[4 * j + 4] * f[0], o[4 * j + 5] * f[0]),
+                        pack2<__nv_bfloat16>(o[4 * j + 6] * f[1], o[4 * j + 7] * f[1]));
+    }
+    sm90::fence_proxy_async_smem();  // the generic-proxy writes, before the TMA (async proxy) reads them
+    sm90::named_barrier_sync(kOTileBar + c, 128);
+    if (leader) {
+#pragma unroll
+      for (int p = 0; p < HD / 64; ++p)
+        sm90::tma_store_4d(&a.tma_o, tile + p * Traits::kOPanelBytes + c * 64 * 128, p * 64,
+                           tc.m_block * BM + c * 64, tc.head, tc.batch);
+      sm90::bulk_commit();
+    }
+  }
+
+  // Before the block exits: its last O stores have completed.
+  static __device__ __forceinline__ void finish_stores() {
+    if constexpr (Traits::kTmaStoreO)
+      if (threadIdx.x % 128 == 0) sm90::bulk_wait<0>();
   }
 };
 
@@ -596,6 +657,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
       sm90::tma_prefetch_map(&args.tma_q);
       sm90::tma_prefetch_map(&args.tma_k);
       sm90::tma_prefetch_map(Traits::kTransposeV ? &args.tma_v : &args.tma_vt);
+      if constexpr (Traits::kTmaStoreO) sm90::tma_prefetch_map(&args.tma_o);
       Fwd::producer(args, sm);
     } else if constexpr (Traits::kTransposeV) {
       if (threadIdx.x >= 32) Fwd::transposer(sm);
@@ -607,6 +669,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();
     Fwd::consumer(args, sm, wg - 1);
+    Fwd::finish_stores();
   }
 #endif
 }

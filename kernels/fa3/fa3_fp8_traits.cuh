@@ -55,7 +55,7 @@ struct Fa3Fp8Traits {
   static_assert(kQPanelBytes % 1024 == 0 && kKPanelBytes % 1024 == 0 && kVPanelBytes % 1024 == 0,
                 "panels must keep the swizzle atoms aligned");
 
-  // Shared memory: Q slots | K ring | V^T ring | [V rows ring | V^T task stages] | mbarriers, as
+  // Shared memory: Q slots | K ring | V^T ring | [V rows ring | O tile | V^T task stages] | mbarriers, as
   // in Fa3Traits; the V rows' full and empty barriers follow the ring's, then
   // one 8-byte slot for the count of V row blocks (fa3_fp8_kernel.cuh, transposer).
   static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
@@ -74,11 +74,23 @@ struct Fa3Fp8Traits {
   static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region
   static constexpr int kQStages = 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes +
                                               kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
+  // O leaves through shared memory and TMA stores (fa3_fp8_kernel.cuh, store_tile)
+  // where its bf16 tile fits beside two Q slots and the rings: the warpgroups
+  // then go on to their next tile while the copy engine writes O. Elsewhere
+  // (hd256) 16-byte stores from registers (fa3_o_store.cuh). Both are timed in
+  // PERF_NOTES fa3-fp8-o-tma-store.
+  static constexpr int kOBytes = BlockM * HeadDim * 2;
+  static constexpr bool kTmaStoreO = kQStages == 2 && 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes +
+                                                          kOBytes + kVtStageBytes + kBarBytes(2) + 1024 <=
+                                                      kSmemPerBlockMax;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
   static constexpr int kOffVRows = kOffV + Stages * kKVBytes;  // V's rows as K's: kQKPanelW-byte panels
-  static constexpr int kOffVtStage = kOffVRows + kVRowStages * kKVBytes;
+  // O's staging tile (kTmaStoreO): 64-column panels of block_m rows, 128B swizzle.
+  static constexpr int kOffO = kOffVRows + kVRowStages * kKVBytes;
+  static constexpr int kOPanelBytes = BlockM * 128;
+  static constexpr int kOffVtStage = kOffO + (kTmaStoreO ? kOBytes : 0);
   static constexpr int kOffBar = kOffVtStage + kVtStageBytes;
   static constexpr int kNumBars = 2 * kQStages + 4 * Stages + kVRowSlots;
   static_assert(!TransposeV || kVPanelW == 128, "in-kernel V transpose: V^T in 128-byte panels (block_n 128 or 256)");
