@@ -509,7 +509,8 @@ struct Fa3Fwd {
 
   // O = O / l in the output dtype, LSE = m * scale + ln(l); a row that saw no
   // key gets O = 0 and LSE = -inf. Rows past seqlen_q are not written. O leaves in
-  // 16-byte stores (fa3_o_store.cuh).
+  // 16-byte stores (fa3_o_store.cuh says why; the loop is here, not in
+  // store_o_row, for the SASS it gives).
   static __device__ __forceinline__ void store_tile(const Args& a, const TileCoord& tc, float (&o)[HD / 2],
                                                     const RowState& st, int row0, int t) {
     // Row row0's O and LSE addresses, once: row0 + 8 is 8 row strides on (the
@@ -526,8 +527,19 @@ struct Fa3Fwd {
       // here, against an LSE tolerance of 1e-3. Per tile, so it counts where tiles
       // hold few K/V blocks (PERF_NOTES fa3-short-epilogue-math).
       const float inv = l > 0.f ? __frcp_rn(l) : 0.f;
-      // every lane: the shuffles need the whole warp
-      store_o_row<Elem, HD>(out0 + 8 * r * a.o_row_stride, o, r, inv, t, row < a.seqlen_q);
+      Elem* const out = out0 + 8 * r * a.o_row_stride;
+#pragma unroll
+      for (int q = 0; q < HD / 32; ++q) {
+        uint32_t v[4];
+        pack_o_chunks<Elem, HD>(v, o, r, q, inv);
+        const uint4 w = quad_transpose(v, t);  // every lane: the shuffles need the whole warp
+        // st.global.v4 in PTX: written as a uint4 store, ptxas split the first
+        // chunk of each row back into four 4-byte STGs (SASS at 5fbab10).
+        if (row < a.seqlen_q)
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(out + 32 * q + 8 * t), "r"(w.x),
+                       "r"(w.y), "r"(w.z), "r"(w.w)
+                       : "memory");
+      }
       if (row >= a.seqlen_q) continue;
       if (t == 0) lse0[8 * r] = l > 0.f ? st.m[r] * a.softmax_scale + __logf(l) : -INFINITY;
     }

@@ -37,20 +37,30 @@ __device__ __forceinline__ uint4 quad_transpose(const uint32_t (&v)[4], int t) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// Row r (0: g, 1: g + 8) of this thread's accumulator o, times f, in Elem, to
-// out (the row's first element; 16-byte aligned): each quad writes 64 contiguous
-// bytes per instruction. Every lane of the warp must call it (the shuffles);
-// `write` false skips the stores only (a row past seqlen_q).
+// Row r (0: g, 1: g + 8) of this thread's accumulator o, columns 32q .. 32q + 31,
+// times f, in Elem: v[k] holds the lane's piece of 16-byte chunk 4q + k, as
+// quad_transpose takes them.
+template <typename Elem, int HD>
+__device__ __forceinline__ void pack_o_chunks(uint32_t (&v)[4], const float (&o)[HD / 2], int r, int q, float f) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int j = 4 * q + k;
+    v[k] = pack2<Elem>(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
+  }
+}
+
+// Row r of o, times f, in Elem, to out (the row's first element; 16-byte
+// aligned): each quad writes 64 contiguous bytes per instruction. Every lane of
+// the warp must call it (the shuffles); `write` false skips the stores only (a
+// row past seqlen_q). The bf16 kernel's store_tile keeps this loop in its own
+// body: called through here, ptxas made each predicated store a branch with its
+// address rebuilt (24 more instructions per tile at hd128).
 template <typename Elem, int HD>
 __device__ __forceinline__ void store_o_row(Elem* out, const float (&o)[HD / 2], int r, float f, int t, bool write) {
 #pragma unroll
   for (int q = 0; q < HD / 32; ++q) {
     uint32_t v[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const int j = 4 * q + k;
-      v[k] = pack2<Elem>(o[4 * j + 2 * r] * f, o[4 * j + 2 * r + 1] * f);
-    }
+    pack_o_chunks<Elem, HD>(v, o, r, q, f);
     const uint4 w = quad_transpose(v, t);
     // st.global.v4 in PTX: written as a uint4 store, ptxas split the first
     // chunk of each row back into four 4-byte STGs (SASS at 5fbab10).
