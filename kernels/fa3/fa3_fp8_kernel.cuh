@@ -576,9 +576,9 @@ struct Fa3Fp8Fwd {
     if (tma) store_o_tma(a, sm, c, tc, o, f);
   }
 
-  // Named barrier of consumer warpgroup c's rows of the O tile (after the turns' 1..3
-  // and the transposing warps' 4).
-  static constexpr int kOTileBar = 5;
+  // Named barrier of consumer warpgroup c's rows of the O tile: ids after the
+  // turns' (1..3) and the transposing warps'.
+  static constexpr int kOTileBar = kTransposeBar + 1;
 
   // Traits::kTmaStoreO: warpgroup c writes its 64 rows of O (times f, in bf16)
   // into its rows of the staging tile with stmatrix, and one thread stores each

@@ -72,17 +72,17 @@ struct Fa3Fp8Traits {
                 "V^T shared by the producer warps: three consumer warpgroups, no in-kernel transpose");
   static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;
   static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region
-  static constexpr int kQStages = 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes +
-                                              kBarBytes(2) + 1024 <= kSmemPerBlockMax ? 2 : 1;
+  // Shared memory with two Q slots and no O tile (+ 1024: slack to align the base).
+  static constexpr int kBytesTwoQ =
+      2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes + kBarBytes(2) + 1024;
+  static constexpr int kQStages = kBytesTwoQ <= kSmemPerBlockMax ? 2 : 1;
   // O leaves through shared memory and TMA stores (fa3_fp8_kernel.cuh, store_tile)
   // where its bf16 tile fits beside two Q slots and the rings: the warpgroups
   // then go on to their next tile while the copy engine writes O. Elsewhere
   // (hd256) 16-byte stores from registers (fa3_o_store.cuh). Both are timed in
   // PERF_NOTES fa3-fp8-o-tma-store.
   static constexpr int kOBytes = BlockM * HeadDim * 2;
-  static constexpr bool kTmaStoreO = kQStages == 2 && 2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes +
-                                                          kOBytes + kVtStageBytes + kBarBytes(2) + 1024 <=
-                                                      kSmemPerBlockMax;
+  static constexpr bool kTmaStoreO = kBytesTwoQ + kOBytes <= kSmemPerBlockMax;
   static constexpr int kOffQ = 0;
   static constexpr int kOffK = kOffQ + kQStages * kQBytes;
   static constexpr int kOffV = kOffK + Stages * kKVBytes;
