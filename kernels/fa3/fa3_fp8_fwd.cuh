@@ -155,9 +155,11 @@ inline cudaError_t transpose_v_for(const Fp8FwdParams& p, int block_m, int block
 }
 
 // The attention kernel alone on Traits' tile; reads the V^T that transpose_v
-// wrote, or (Traits::kTransposeV) V itself.
+// wrote, or (Traits::kTransposeV) V itself. after_pass: transpose_v is the
+// kernel before it in `stream`, and the attention kernel may start while it
+// ends (griddep.cuh; its producer waits for it before the first V^T load).
 template <typename Traits>
-cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
+cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, bool after_pass = false) {
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HeadDim = Traits::kHeadDim;
   if (p.head_dim != HeadDim || p.q_block_rows % 64 || p.k_block_rows % BN || p.v_block_rows % BN)
     return cudaErrorInvalidValue;  // fa3_fp8_unsupported says why
@@ -248,6 +250,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
+  if (after_pass) return sm90::launch_after_primary(kernel, grid, Traits::kThreads, Traits::kSmemBytes, stream, a);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(a);
   return cudaGetLastError();
 }
@@ -258,13 +261,13 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream) {
 // then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
-  if constexpr (!Traits::kTransposeV) {
-    const cudaError_t err = Traits::kShareVt && p.vt_sync
-                                ? fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream)
-                                : transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
-    if (err != cudaSuccess) return err;
+  if constexpr (Traits::kTransposeV) return fa3_fp8_attention_tile<Traits>(p, stream);
+  if (Traits::kShareVt && p.vt_sync) {
+    const cudaError_t err = fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream);
+    return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
   }
-  return fa3_fp8_attention_tile<Traits>(p, stream);
+  const cudaError_t err = transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
+  return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream, /*after_pass=*/true);
 }
 
 }  // namespace fa

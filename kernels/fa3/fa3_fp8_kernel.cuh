@@ -48,6 +48,7 @@
 #include "common/sm90/arch.cuh"
 #include "common/sm90/barrier.cuh"
 #include "common/sm90/bulk.cuh"
+#include "common/sm90/griddep.cuh"
 #include "common/mma_sm80.cuh"  // smem_addr, ldmatrix_x4_trans
 #include "common/sm90/regs.cuh"
 #include "common/sm90/stmatrix.cuh"
@@ -70,18 +71,21 @@ constexpr int kVtThreads = 256;  // threads per pre-pass block
 
 // One block: kFp8VtKeys keys (fa3_fp8_defaults.h) x head_dim of one (batch, kv
 // head), through shared memory. Reads 16-byte chunks of V's rows; each thread
-// then takes a 4 x 4 byte square (4 keys of one V^T word, 4 head_dim rows),
-// reads it as 4 words and transposes it (vt_square_transpose), and writes 4-byte
-// words of V^T rows. (Byte loads, one per key, made the pass 2.4x slower than
-// its memory traffic: PERF_NOTES fa3-fp8-vt-pass.) Strides in bytes (=
-// elements). A template only so that the header may be included by several
-// translation units.
+// then takes four 4 x 4 byte squares (16 keys, 4 head_dim rows), reads each as 4
+// words and transposes it (vt_square_transpose), and writes 16 bytes of each of
+// its 4 V^T rows. (Byte loads, one per key, made the pass 2.4x slower than its
+// memory traffic; 4-byte stores left it 16 % slower than a copy of as many bytes
+// where L2 holds no dirty lines: PERF_NOTES fa3-fp8-vt-pass,
+// fa3-fp8-vt-pass-wide.) The attention kernel after it may launch as soon as
+// every block has started (griddep.cuh). Strides in bytes (= elements). A
+// template only so that the header may be included by several translation units.
 template <int Keys = kFp8VtKeys>
 __global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt,
                                                           int seqlen_k, int seqlen_vt, int heads_kv, int head_dim,
                                                           int64_t v_batch_stride, int64_t v_row_stride,
                                                           int64_t v_head_stride, unsigned* zero, int n_zero) {
   static_assert(Keys % 32 == 0, "e4m3_key_order permutes keys within groups of 32");
+  sm90::griddep_launch_dependents();  // its blocks cannot share an SM with ours: they start as SMs drain
   if (blockIdx.x + blockIdx.y + blockIdx.z == 0)  // the attention kernel's split counts (fa3_fp8_fwd.cuh)
     for (int i = threadIdx.x; i < n_zero; i += kVtThreads) zero[i] = 0;
   __shared__ __align__(16) uint8_t tile[Keys][256];
@@ -106,19 +110,28 @@ __global__ void __launch_bounds__(kVtThreads) transpose_v_kernel(const uint8_t* 
   }
   __syncthreads();
   uint8_t* dst = vt + ((int64_t(b) * heads_kv + h) * head_dim) * seqlen_vt + key0;
-  constexpr int kWords = Keys / 4;  // V^T words per row in this block
-  for (int i = threadIdx.x; i < head_dim / 4 * kWords; i += kVtThreads) {
-    const int w = i % kWords, q = i / kWords;  // keys of word w; head_dim rows 4q .. 4q+3
-    uint32_t a[4];                              // a[j]: head_dim 4q .. 4q+3 of key e4m3_key_order(4w + j)
+  constexpr int kChunksOut = Keys / 16;  // 16-byte chunks per V^T row in this block
+  for (int i = threadIdx.x; i < head_dim / 4 * kChunksOut; i += kVtThreads) {
+    const int c = i % kChunksOut, q = i / kChunksOut;  // keys 16c .. 16c+15; head_dim rows 4q .. 4q+3
+    uint32_t out[4][4];                                // out[k][u]: word 4c + u of V^T row 4q + k
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int r = sm90::e4m3_key_order(4 * w + j);
-      a[j] = *reinterpret_cast<const uint32_t*>(&tile[r][16 * vt_tile_chunk(r, q / 4, chunks) + 4 * (q % 4)]);
+    for (int u = 0; u < 4; ++u) {
+      const int w = 4 * c + u;
+      uint32_t a[4];  // a[j]: head_dim 4q .. 4q+3 of key e4m3_key_order(4w + j)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int r = sm90::e4m3_key_order(4 * w + j);
+        a[j] = *reinterpret_cast<const uint32_t*>(&tile[r][16 * vt_tile_chunk(r, q / 4, chunks) + 4 * (q % 4)]);
+      }
+      uint32_t o[4];
+      vt_square_transpose(a, o);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) out[k][u] = o[k];
     }
-    uint32_t out[4];
-    vt_square_transpose(a, out);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) *reinterpret_cast<uint32_t*>(dst + int64_t(4 * q + k) * seqlen_vt + 4 * w) = out[k];
+    for (int k = 0; k < 4; ++k)
+      *reinterpret_cast<uint4*>(dst + int64_t(4 * q + k) * seqlen_vt + 16 * c) =
+          make_uint4(out[k][0], out[k][1], out[k][2], out[k][3]);
   }
 }
 
@@ -146,6 +159,7 @@ struct Fa3Fp8Fwd {
     RingPos<Traits::kQStages> qring;
     const int group = a.heads / a.heads_kv;
     if (Traits::kShareVt && a.vt_sync) *vt_ready(sm) = 0;
+    bool pre_pass_done = false;  // griddep.cuh: Q and K may load before the pre-pass ends, V^T not
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_items) break;
@@ -175,6 +189,7 @@ struct Fa3Fp8Fwd {
             sm90::tma_load_4d(v_rows(sm, s) + p * Traits::kKPanelBytes, &a.tma_v, &full_v_rows(sm, s).word,
                               p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
         } else {
+          if (!pre_pass_done) sm90::griddep_wait(), pre_pass_done = true;  // V^T: the pre-pass's (launched early)
           if constexpr (Traits::kShareVt)
             if (a.vt_sync && !*vt_ready(sm) && wait_vt_block<BN>(a, tc.batch * a.heads_kv + kv_head, n))
               *vt_ready(sm) = 1;
@@ -516,6 +531,7 @@ struct Fa3Fp8Fwd {
       __stcg(mine + (HD / 2 + 2 + r) * kT, st.l[r]);
     }
     __threadfence();  // the partial, visible to whichever block counts last
+    sm90::griddep_wait();  // the counts: zeroed by the pre-pass, when it launched this kernel early
     __syncwarp();
     unsigned* count = a.split_counts + item.slot * Traits::kConsumerWarps + tid / 32;
     unsigned done = 0;
