@@ -261,13 +261,16 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
 // then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
-  if constexpr (Traits::kTransposeV) return fa3_fp8_attention_tile<Traits>(p, stream);
-  if (Traits::kShareVt && p.vt_sync) {
-    const cudaError_t err = fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream);
-    return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
+  if constexpr (Traits::kTransposeV) {
+    return fa3_fp8_attention_tile<Traits>(p, stream);
+  } else {
+    if (Traits::kShareVt && p.vt_sync) {
+      const cudaError_t err = fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream);
+      return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
+    }
+    const cudaError_t err = transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
+    return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream, /*after_pass=*/true);
   }
-  const cudaError_t err = transpose_v_for(p, Traits::kBlockM, Traits::kBlockN, stream);
-  return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream, /*after_pass=*/true);
 }
 
 }  // namespace fa
