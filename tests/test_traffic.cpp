@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fa1_split.h"
+#include "measure/executor.h"
 #include "measure/traffic.h"
 
 namespace fa {
@@ -82,6 +83,44 @@ TEST(Traffic, DefaultsAndFamiliesSharingTheFa2Formula) {
   EXPECT_EQ(traffic_model(Family::fa3, p, {}).total(), traffic_model(Family::fa2, p, {128, 128, 0, 0}).total());
   EXPECT_EQ(traffic_model(Family::cudnn, p, {}).total(), traffic_model(Family::fa2, p, {128, 128, 0, 0}).total());
   EXPECT_EQ(traffic_model(Family::fa3, p, {128, 64, 2, 0}).total(), traffic_model(Family::fa2, p, {128, 64, 0, 0}).total());
+}
+
+// fa3's e4m3 split tail at hd128 non-causal 8192 (batch 2, 16 heads) on 132 SMs,
+// the 192x128 tile: 43 Q blocks per head (42 of 192 rows, the last of 128), 1376
+// tiles, 1376 % 132 = 56 in the last round; 64 K/V blocks. Halves end it in half a
+// round (quarters: also half, not 5 % better; thirds: two thirds), so tiles 1320..1375
+// run as 2 pieces. Of those, m_block = idx % 43 is 42 (128 rows) at 1332 and 1375.
+TEST(Traffic, Fa3E4m3SplitTailByHand) {
+  AttnProblem p = shape(8192, 8192, 128, false, DType::e4m3);
+  p.batch = 2, p.heads = 16, p.heads_kv = 16;
+  const Tile tile{192, 128, 16, 2};
+  const Traffic none = traffic_model(Family::fa3, p, tile);
+  const Traffic split = traffic_model(Family::fa3, p, tile, std::nullopt, {132, Fp8Settings{}});
+  const int64_t partial = 192 * 2 * (128 / 2 + 4) * 4;  // one piece's O, m, l: 104448 bytes
+  const int64_t q_again = (54 * 192 + 2 * 128) * 128;   // the second piece's Q rows
+  EXPECT_EQ(split.read_bytes - none.read_bytes, q_again + 56 * partial);
+  EXPECT_EQ(split.write_bytes - none.write_bytes, 2 * 56 * partial);
+  // No split: causal, per-block descales, an unknown device, a tile count the grid
+  // divides, and short queries (V transposed in the kernel, no pre-pass).
+  AttnProblem causal = p;
+  causal.causal = true;
+  EXPECT_EQ(traffic_model(Family::fa3, causal, tile, std::nullopt, {132, Fp8Settings{}}).total(),
+            traffic_model(Family::fa3, causal, tile).total());
+  const Fp8Settings block{Fp8Scaling::block, false};
+  EXPECT_EQ(traffic_model(Family::fa3, p, tile, std::nullopt, {132, block}).total(), none.total());
+  EXPECT_EQ(traffic_model(Family::fa3, p, tile, std::nullopt, {0, Fp8Settings{}}).total(), none.total());
+  EXPECT_EQ(traffic_model(Family::fa3, p, tile, std::nullopt, {1376, Fp8Settings{}}).total(), none.total());
+  AttnProblem short_q = p;
+  short_q.seqlen_q = 1024;
+  EXPECT_EQ(traffic_model(Family::fa3, short_q, tile, std::nullopt, {132, Fp8Settings{}}).total(),
+            traffic_model(Family::fa3, short_q, tile).total());
+}
+
+TEST(Traffic, DeviceSmCountFromTheExecutorsDetails) {
+  DeviceInfo d;
+  EXPECT_EQ(d.sm_count(), 0);  // the cpu back end has none: no split counted
+  d.details["sm_count"] = "132";
+  EXPECT_EQ(d.sm_count(), 132);
 }
 
 TEST(Traffic, ScalingLaws) {

@@ -2,6 +2,7 @@
 // The runner is written once against this; cpu and cuda implement it.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +23,11 @@ namespace fa {
 struct DeviceInfo {
   std::string name;       // "NVIDIA H200" / CPU model
   std::map<std::string, std::string> details;  // driver, cuda, cudnn, sm_count, l2_bytes, ...
+  // details' sm_count as a number; 0 where the back end has none (cpu).
+  int sm_count() const {
+    const auto it = details.find("sm_count");
+    return it == details.end() ? 0 : std::atoi(it->second.c_str());
+  }
 };
 
 struct ClockReading {  // SM clock in MHz, -1 where it cannot be read

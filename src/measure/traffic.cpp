@@ -9,6 +9,7 @@
 
 #include "common/fa1_split.h"
 #include "fa3/fa3_fp8_defaults.h"
+#include "fa3/fa3_fp8_split.h"
 #include "measure/traffic_blocks.h"
 
 namespace fa {
@@ -85,9 +86,34 @@ Traffic fp8_vt_prepass(const AttnProblem& p) {
   const int64_t padded = fp8_vt_seqlen(p.seqlen_k);
   return Traffic{kv_heads * p.seqlen_k * d, kv_heads * padded * d};
 }
+
+// The split tail of fa3's e4m3 forward on the pre-pass path, non-causal and
+// without per-block descales (fa3_fp8_fwd.cuh, fp8_split_plan): the list's last
+// `tail` tiles (m_block fastest) each run as k pieces over 1/k of the K/V
+// blocks, so K and V are read as before, but every piece reads the tile's Q
+// rows and writes its partial O, m and l (head_dim / 2 + 4 floats for each of
+// the tile's 2 * block_m consumer threads), and the warps that end a tile's
+// rows read the other k - 1 pieces' partials back. The counts' few bytes aside.
+Traffic fp8_split_tail(const AttnProblem& p, const Tile& t, const TrafficRun& run) {
+  if (p.causal || run.sm_count <= 0 || (run.fp8 && run.fp8->fp8_scaling == Fp8Scaling::block)) return {};
+  const int64_t m_blocks = ceil_div(p.seqlen_q, t.block_m);
+  const Fp8SplitPlan sp = fp8_split_plan(int(m_blocks * p.heads * p.batch), run.sm_count,
+                                         int(ceil_div(p.seqlen_k, t.block_n)));
+  if (sp.k == 1) return {};
+  const int64_t partial = int64_t(t.block_m) * 2 * (p.head_dim / 2 + 4) * 4;
+  Traffic extra;
+  for (int idx = sp.split_from; idx < sp.split_from + sp.tail; ++idx) {
+    const int64_t m_block = idx % m_blocks;
+    const int64_t rows = std::min<int64_t>(t.block_m, p.seqlen_q - m_block * t.block_m);
+    extra.read_bytes += (sp.k - 1) * (rows * p.head_dim + partial);
+    extra.write_bytes += sp.k * partial;
+  }
+  return extra;
+}
 }  // namespace
 
-Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::optional<DType> o_dtype) {
+Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::optional<DType> o_dtype,
+                      const TrafficRun& run) {
   const int64_t s = dtype_bytes(p.dtype), so = dtype_bytes(o_dtype.value_or(output_dtype(p.dtype)));
   const Tile t = model_tile(f, tile);
   Traffic per_head;
@@ -101,9 +127,10 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
   const int64_t bh = int64_t(p.batch) * p.heads;
   Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
   if (f == Family::fa3 && p.dtype == DType::e4m3 && !fp8_vt_in_kernel(p.head_dim, p.causal, p.seqlen_q)) {
-    const Traffic pre = fp8_vt_prepass(p);
-    total.read_bytes += pre.read_bytes;
-    total.write_bytes += pre.write_bytes;
+    for (const Traffic& more : {fp8_vt_prepass(p), fp8_split_tail(p, t, run)}) {
+      total.read_bytes += more.read_bytes;
+      total.write_bytes += more.write_bytes;
+    }
   }
   return total;
 }

@@ -56,9 +56,10 @@ struct KernelVariant {
 
   Support supports(const AttnProblem&) const;
   // Modelled HBM bytes of one run() (src/measure/traffic*.h); nullopt where the
-  // family's backward is not modelled (cudnn).
-  std::optional<Traffic> traffic(const AttnProblem& p) const {
-    if (pass == Pass::fwd) return traffic_model(family, p, tile, o_dtype);
+  // family's backward is not modelled (cudnn). run: the device's SMs and the
+  // row's FP8 settings, where the bytes depend on them.
+  std::optional<Traffic> traffic(const AttnProblem& p, const TrafficRun& run = {}) const {
+    if (pass == Pass::fwd) return traffic_model(family, p, tile, o_dtype, run);
     return traffic_model_bwd(family, p, tile);
   }
 };

@@ -30,7 +30,8 @@ namespace {
 
 constexpr int kBackwardHoldUs = 500;  // the PyTorch peers hold their backward passes as long
 
-Result base_row(const PlannedPoint& pp, const PlannedKernel& k, uint64_t seed) {
+// sm_count: the executor's device's (the model's split tail, measure/traffic.h).
+Result base_row(const PlannedPoint& pp, const PlannedKernel& k, uint64_t seed, int sm_count) {
   const AttnProblem& p = pp.problem;
   Result r;
   r.problem = p;
@@ -45,9 +46,10 @@ Result base_row(const PlannedPoint& pp, const PlannedKernel& k, uint64_t seed) {
   if (k.variant) {
     // fwd+bwd moves what its forward and its backward move; a backward without
     // a model (cudnn) leaves the row without one (0: not modelled).
-    std::optional<Traffic> t = k.variant->traffic(p);
+    const TrafficRun run{sm_count, pp.fp8};
+    std::optional<Traffic> t = k.variant->traffic(p, run);
     if (t && k.pass == Pass::fwd_bwd) {
-      const std::optional<Traffic> f = k.partner ? k.partner->traffic(p) : std::nullopt;
+      const std::optional<Traffic> f = k.partner ? k.partner->traffic(p, run) : std::nullopt;
       t = f ? std::optional<Traffic>(Traffic{t->read_bytes + f->read_bytes, t->write_bytes + f->write_bytes})
             : std::nullopt;
     }
@@ -326,6 +328,7 @@ struct PointRun {
   std::function<void()> skipped;                             // a row in `done`
   WallTimeSplit* wall;                                       // where this loop's phases add their seconds
   bool warned_counters = false;
+  int sm_count = ex.info().sm_count();                       // for the traffic model (base_row)
 };
 
 SweepEnd stop_now(const RunnerHooks& hooks) {
@@ -354,7 +357,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
   bool needs_data = false;
   for (const auto* k : todo) {
     if (!k->variant) {
-      Result r = base_row(pp, *k, run.seed);
+      Result r = base_row(pp, *k, run.seed, run.sm_count);
       r.status = Status::unsupported;
       r.reason = k->reason;
       run.emit(std::move(r));
@@ -402,7 +405,7 @@ SweepEnd run_point(const PlannedPoint& pp, PointRun& run, std::string* why) {
     }
     run.progress(k->name + (k->pass == Pass::fwd ? "" : fmt::format(" ({})", to_string(k->pass))) + " " +
                  pp.problem.describe());
-    Result r = base_row(pp, *k, run.seed);
+    Result r = base_row(pp, *k, run.seed, run.sm_count);
     if (!point_oom.empty()) {
       r.status = Status::oom;
       r.reason = point_oom;

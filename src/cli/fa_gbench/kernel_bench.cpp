@@ -68,12 +68,14 @@ void run_benchmark(benchmark::State& state, BenchState& s, const AttnProblem& p,
     seconds += t;
     ++n;
   }
+  const TrafficRun traffic_run{s.ex.info().sm_count(), s.cfg.fp8_settings(p.dtype)};
+  const double bytes = double(v.traffic(p, traffic_run).value_or(Traffic{}).total());
   if (seconds > 0) {
     state.counters["TFLOP/s"] = p.flops() * double(n) / seconds / 1e12;
-    state.counters["model_GB/s"] = double(v.traffic(p).value_or(Traffic{}).total()) * double(n) / seconds / 1e9;
+    state.counters["model_GB/s"] = bytes * double(n) / seconds / 1e9;
   }
   state.counters["flops"] = p.flops();
-  state.counters["model_bytes"] = double(v.traffic(p).value_or(Traffic{}).total());
+  state.counters["model_bytes"] = bytes;
 }
 
 }  // namespace
