@@ -75,13 +75,11 @@ inline int fp8_grid_sms(const Fp8FwdParams& p) {
 // Whether any tensor has descales per block of rows (the kernel's kBlocks instance).
 inline bool fp8_block_scaled(const Fp8FwdParams& p) { return (p.q_block_rows | p.k_block_rows | p.v_block_rows) != 0; }
 
-// p's split tail on a block_m x block_n tile (fa3_fp8_split.h). None where causal
-// (that list runs longest tiles first and fa3_causal_balance.h evens its rounds)
-// or block-scaled (O is then in per-block V units, which the merge does not carry).
+// p's split tail on a block_m x block_n tile (fa3_fp8_split.h).
 inline Fp8SplitPlan fp8_split_plan(const Fp8FwdParams& p, int block_m, int block_n) {
-  const int tiles = (p.seqlen_q + block_m - 1) / block_m * p.heads * p.batch;
-  if (p.causal || fp8_block_scaled(p)) return fp8_split_plan(tiles, 0, 0);  // k = 1
-  return fp8_split_plan(tiles, fp8_grid_sms(p), (p.seqlen_k + block_n - 1) / block_n);
+  const bool block_scaled = fp8_block_scaled(p);
+  const int grid = p.causal || block_scaled ? 0 : fp8_grid_sms(p);  // no split there: the device not asked
+  return fp8_split_plan(p.batch, p.heads, p.seqlen_q, p.seqlen_k, p.causal, block_scaled, grid, block_m, block_n);
 }
 
 inline int64_t fp8_split_bytes(const Fp8FwdParams& p, int block_m, int block_n) {

@@ -41,6 +41,25 @@ inline Fp8SplitPlan fp8_split_plan(int num_tiles, int grid, int kv_blocks) {
   return sp;
 }
 
+// The split tail of a problem on a block_m x block_n tile and `grid` blocks:
+// the plan above over its tiles and K/V blocks. None where causal (that list
+// runs longest tiles first and fa3_causal_balance.h evens its rounds) or with
+// descales per block of rows (O is then in per-block V units, which the merge
+// does not carry). The kernel's (fa3_fp8_fwd.cuh) and the traffic model's
+// (src/measure/traffic.cpp).
+inline Fp8SplitPlan fp8_split_plan(int batch, int heads, int seqlen_q, int seqlen_k, bool causal, bool block_scaled,
+                                   int grid, int block_m, int block_n) {
+  const int tiles = (seqlen_q + block_m - 1) / block_m * heads * batch;
+  if (causal || block_scaled) return fp8_split_plan(tiles, 0, 0);  // k = 1
+  return fp8_split_plan(tiles, grid, (seqlen_k + block_n - 1) / block_n);
+}
+
+// One piece's partial in the workspace: per consumer thread of the tile
+// (block_m / 64 warpgroups of 128), head_dim / 2 + 4 floats: O, m[2], l[2].
+inline int64_t fp8_split_piece_bytes(int block_m, int head_dim) {
+  return int64_t(block_m / 64 * 128) * (head_dim / 2 + 4) * 4;
+}
+
 // The split workspace: one count per split tile and consumer warp (block_m / 16
 // of them; zeroed by the V^T pre-pass before each launch, since the workspace
 // may hold anything), padded to 256 bytes; then, per piece and consumer thread
@@ -51,8 +70,7 @@ inline int64_t fp8_split_counts_bytes(const Fp8SplitPlan& sp, int block_m) {
 }
 inline int64_t fp8_split_bytes(const Fp8SplitPlan& sp, int block_m, int head_dim) {
   if (sp.k == 1) return 0;
-  const int64_t threads = block_m / 64 * 128;
-  return fp8_split_counts_bytes(sp, block_m) + int64_t(sp.tail) * sp.k * threads * (head_dim / 2 + 4) * 4;
+  return fp8_split_counts_bytes(sp, block_m) + int64_t(sp.tail) * sp.k * fp8_split_piece_bytes(block_m, head_dim);
 }
 
 }  // namespace fa

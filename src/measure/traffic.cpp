@@ -87,20 +87,19 @@ Traffic fp8_vt_prepass(const AttnProblem& p) {
   return Traffic{kv_heads * p.seqlen_k * d, kv_heads * padded * d};
 }
 
-// The split tail of fa3's e4m3 forward on the pre-pass path, non-causal and
-// without per-block descales (fa3_fp8_fwd.cuh, fp8_split_plan): the list's last
-// `tail` tiles (m_block fastest) each run as k pieces over 1/k of the K/V
-// blocks, so K and V are read as before, but every piece reads the tile's Q
-// rows and writes its partial O, m and l (head_dim / 2 + 4 floats for each of
-// the tile's 2 * block_m consumer threads), and the warps that end a tile's
-// rows read the other k - 1 pieces' partials back. The counts' few bytes aside.
+// The split tail of fa3's e4m3 forward on the pre-pass path (fa3_fp8_split.h,
+// fp8_split_plan; none without a known SM count): the list's last `tail` tiles
+// (m_block fastest) each run as k pieces over 1/k of the K/V blocks, so K and V
+// are read as before, but every piece reads the tile's Q rows and writes its
+// partial O, m and l, and the warps that end a tile's rows read the other
+// k - 1 pieces' partials back. The counts' few bytes aside.
 Traffic fp8_split_tail(const AttnProblem& p, const Tile& t, const TrafficRun& run) {
-  if (p.causal || run.sm_count <= 0 || (run.fp8 && run.fp8->fp8_scaling == Fp8Scaling::block)) return {};
-  const int64_t m_blocks = ceil_div(p.seqlen_q, t.block_m);
-  const Fp8SplitPlan sp = fp8_split_plan(int(m_blocks * p.heads * p.batch), run.sm_count,
-                                         int(ceil_div(p.seqlen_k, t.block_n)));
+  const bool block_scaled = run.fp8 && run.fp8->fp8_scaling == Fp8Scaling::block;
+  const Fp8SplitPlan sp = fp8_split_plan(p.batch, p.heads, p.seqlen_q, p.seqlen_k, p.causal, block_scaled,
+                                         run.sm_count, t.block_m, t.block_n);
   if (sp.k == 1) return {};
-  const int64_t partial = int64_t(t.block_m) * 2 * (p.head_dim / 2 + 4) * 4;
+  const int64_t m_blocks = ceil_div(p.seqlen_q, t.block_m);
+  const int64_t partial = fp8_split_piece_bytes(t.block_m, p.head_dim);
   Traffic extra;
   for (int idx = sp.split_from; idx < sp.split_from + sp.tail; ++idx) {
     const int64_t m_block = idx % m_blocks;
