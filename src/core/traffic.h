@@ -9,6 +9,11 @@ struct Traffic {
   int64_t read_bytes = 0;
   int64_t write_bytes = 0;
   int64_t total() const { return read_bytes + write_bytes; }
+  Traffic& operator+=(const Traffic& o) {
+    read_bytes += o.read_bytes;
+    write_bytes += o.write_bytes;
+    return *this;
+  }
 };
 
 }  // namespace fa

@@ -126,10 +126,8 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
   const int64_t bh = int64_t(p.batch) * p.heads;
   Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
   if (f == Family::fa3 && p.dtype == DType::e4m3 && !fp8_vt_in_kernel(p.head_dim, p.causal, p.seqlen_q)) {
-    for (const Traffic& more : {fp8_vt_prepass(p), fp8_split_tail(p, t, run)}) {
-      total.read_bytes += more.read_bytes;
-      total.write_bytes += more.write_bytes;
-    }
+    total += fp8_vt_prepass(p);
+    total += fp8_split_tail(p, t, run);
   }
   return total;
 }

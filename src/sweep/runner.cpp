@@ -50,8 +50,8 @@ Result base_row(const PlannedPoint& pp, const PlannedKernel& k, uint64_t seed, i
     std::optional<Traffic> t = k.variant->traffic(p, run);
     if (t && k.pass == Pass::fwd_bwd) {
       const std::optional<Traffic> f = k.partner ? k.partner->traffic(p, run) : std::nullopt;
-      t = f ? std::optional<Traffic>(Traffic{t->read_bytes + f->read_bytes, t->write_bytes + f->write_bytes})
-            : std::nullopt;
+      if (f) *t += *f;
+      else t = std::nullopt;
     }
     r.traffic_model = t.value_or(Traffic{});
   }
