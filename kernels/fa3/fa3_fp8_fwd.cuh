@@ -205,12 +205,10 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   a.q_block_rows = p.q_block_rows, a.k_block_rows = p.k_block_rows, a.v_block_rows = p.v_block_rows;
 
   // The scheduler plans from AttnParams. Its causal L2 grouping counts 2-byte
-  // K/V, so a group may hold half the heads whose e4m3 K/V would fill half the L2:
-  // a tuning matter, not correctness. Of the paper's points at hd128 and hd256 it
-  // decides only hd128 causal 4096 (groups of at most 24 heads where 1-byte K/V
-  // would give 25 on 50 MB of L2, 30 on 60 MB; the 4-round minimum or no grouping
-  // elsewhere); at hd64 causal 2048 to 8192 counting 1 byte would double the
-  // groups. Not measured.
+  // K/V, so a group may hold half the heads whose e4m3 K/V would fill half the L2.
+  // Counting 1 byte measured slower where it changes the order: at hd256 causal
+  // 512 it gives groups of 132 heads instead of each head's tiles together, 19 %
+  // more attention time on an H100 (docs/PERF_NOTES.md fa3-fp8-causal-l2-bytes).
   AttnParams ap;
   ap.batch = p.batch, ap.heads = p.heads, ap.heads_kv = p.heads_kv;
   ap.seqlen_q = p.seqlen_q, ap.seqlen_k = p.seqlen_k, ap.head_dim = HeadDim;
