@@ -85,14 +85,16 @@ TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyForThePrePass
   }
 }
 
-// With a last round to split (132 SMs: 9 m_blocks x 16 heads leave 12 tiles),
+// With a last round to split (132 SMs: 17 m_blocks x 16 heads leave 8 tiles;
+// at least 2176 queries, past every in-kernel transpose's non-causal lengths),
 // the split tail's workspace follows V^T (fa3_fp8_split.h); causal rows do not split.
 TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
   for (const GpuKernelEntry* e : fp8_entries()) {
-    AttnProblem prob = e4m3(e->head_dim, 9 * e->block_m, 4096);
+    AttnProblem prob = e4m3(e->head_dim, 17 * e->block_m, 4096);
+    ASSERT_FALSE(fp8_vt_in_kernel(e->head_dim, false, prob.seqlen_q)) << e->head_dim;
     AttnParams p = make_params(prob, ElemType::e4m3);
     p.num_sms = 132;
-    const Fp8SplitPlan sp = fp8_split_plan(9 * 16, 132, 4096 / e->block_n);
+    const Fp8SplitPlan sp = fp8_split_plan(17 * 16, 132, 4096 / e->block_n);
     ASSERT_GT(sp.k, 1) << e->block_m;
     const int64_t vt = int64_t(2) * 2 * e->head_dim * 4096;
     EXPECT_EQ(e->workspace_bytes(p), vt + fp8_split_bytes(sp, e->block_m, e->head_dim)) << e->head_dim;

@@ -21,9 +21,13 @@ constexpr int fp8_default_poly_every(int head_dim) { return head_dim == 64 ? 4 :
 // slower beyond (hd256 most: 32 KiB to transpose per block), where transposing
 // every block a tile reads beside its GEMMs costs more than one pass over V. By
 // seqlen_q, since the pre-pass's share falls with the queries that reuse each V
-// block (decoding, one query row, always transposes in the kernel).
+// block (decoding, one query row, always transposes in the kernel). hd128's
+// three-warpgroup tile transposes with every unit unrolled (PERF_NOTES
+// fa3-fp8-vt-unrolled): on an H100, 3-5 % faster than the pre-pass at
+// non-causal 2048 and 1-3 % at causal 4096, 2.4 % slower at non-causal 4096,
+// hence 2048 and 4096 there.
 constexpr int fp8_vt_in_kernel_max_seqlen_q(int head_dim, bool causal) {
-  return head_dim == 256 ? 512 : (causal ? 2048 : 1024);
+  return head_dim == 256 ? 512 : head_dim == 128 ? (causal ? 4096 : 2048) : (causal ? 2048 : 1024);
 }
 constexpr bool fp8_vt_in_kernel(int head_dim, bool causal, int seqlen_q) {
   return seqlen_q <= fp8_vt_in_kernel_max_seqlen_q(head_dim, causal);

@@ -235,14 +235,16 @@ struct Fa3Fp8Fwd {
 
   // Producer warps 1..3: V row blocks in the ring's order, until the stage they
   // wait for is the producer's end mark (end_v_rows). Their loop holds a block
-  // count only: the tile walk beside the transpose spilled at 24 registers.
+  // count and the lane's offsets (TransposeLane) only: the tile walk beside the
+  // transpose spilled at 24 registers.
   static __device__ __forceinline__ void transposer(const Smem<Traits>& sm) {
+    const TransposeLane lane;
     for (uint32_t count = 0;; ++count) {
       const int s = count % Traits::kStages;
       const uint32_t parity = (count / Traits::kStages) & 1;
       full_v_rows(sm, s).wait(parity);
       if (*v_rows_end(sm) == count) break;
-      transpose_block(sm, s, parity);
+      transpose_block(sm, lane, s, parity);
     }
   }
 
@@ -263,33 +265,91 @@ struct Fa3Fp8Fwd {
   // them. Threads g >= 4 swap which of their two rows goes to which matrix, so
   // that each stored matrix's 8 rows cover every row mod 8, every 16-byte bank
   // group under the 128B swizzle. A unit is (16-key group kg, pair of 16-byte
-  // head_dim chunks); the three warps take every third.
-  static __device__ __forceinline__ void transpose_block(const Smem<Traits>& sm, int s, uint32_t parity) {
-    constexpr int W = Traits::kQKPanelW, kChunks = W / 16;  // V row panel width, its 16-byte chunks
-    constexpr int kGroups = BN / 16;                        // 16-key groups per block
-    constexpr int kUnits = kGroups * (HD / 32);
+  // head_dim chunks c0, c0 + 1).
+  //
+  // Lane (m, i) = (lane / 8, lane % 8) addresses row i of matrix m: to load, key
+  // 16 kg + 8 (m % 2) + i, head_dim chunk c0 + m / 2 (the swizzle XORs the chunk
+  // with i (128B) or (i / 2) % 4 (64B), the same for every kg); to store, V^T row
+  // d = 16 (c0 + m / 2) + 2 i + e (e: the g >= 4 swap), key group kg's chunk XOR
+  // d % 8.
+  //
+  // Two forms. With 32 producer registers (three consumer warpgroups: hd128's
+  // default tile) warp w takes the groups kg = w + 3 j, every unit unrolled, and
+  // the lane keeps each unit's offsets but the immediates (TransposeLane), so a
+  // unit is one ldmatrix, four byte permutes and one stmatrix. The warps issue
+  // from the SM sub-partitions the consumers run on, and the loop form (31
+  // instructions a unit, about 390 per warp and block at hd128) cost the kernel
+  // 12 % more cycles at hd128 non-causal 4096 (PERF_NOTES
+  // fa3-fp8-vt-in-kernel-profile, fa3-fp8-vt-unrolled). At 24 registers (hd64,
+  // hd256, hd128's two-warpgroup tile) the unrolled form spilled (ptxas), so
+  // those tiles keep the loop: the three warps take every third unit.
+  static constexpr bool kVtUnrolled = Traits::kProducerRegs >= 32;
+  static constexpr int kVtGroups = BN / 16;                     // 16-key groups per block
+  static constexpr int kVtGroupsPerWarp = (kVtGroups + 2) / 3;  // j's range (unrolled form)
+  static constexpr int kVtChunks = Traits::kQKPanelW / 16;      // 16-byte chunks of a V row panel
+  static constexpr int kVtChunkPairs = kVtChunks / 2;           // distinct swizzled load offsets
+
+  struct TransposeLane {  // the unrolled form's offsets, without the ring stage
+    uint32_t ld[kVtUnrolled ? kVtChunkPairs : 1];    // chunk pair x's, with this warp's first group
+    uint32_t st[kVtUnrolled ? kVtGroupsPerWarp : 1];  // this warp's group j's
+    __device__ __forceinline__ TransposeLane() {
+      if constexpr (kVtUnrolled) {
+        constexpr int W = Traits::kQKPanelW;
+        const int warp = threadIdx.x / 32 - 1, lane = threadIdx.x % 32, m = lane / 8, i = lane % 8;
+        const uint32_t ld_xor = 16 * ((m / 2) ^ (kVtChunks == 8 ? i : (i >> 1) & 3));
+#pragma unroll
+        for (int x = 0; x < kVtChunkPairs; ++x) ld[x] = (8 * (m % 2) + i) * W + 16 * W * warp + ((32 * x) ^ ld_xor);
+        const int dl = 16 * (m / 2) + 2 * i + ((i >= 4) ^ (m % 2));
+#pragma unroll
+        for (int j = 0; j < kVtGroupsPerWarp; ++j) {
+          const int kg = warp + 3 * j;
+          st[j] = dl * 128 + (kg / 8) * Traits::kVPanelBytes + ((16 * (kg % 8)) ^ (16 * (dl % 8)));
+        }
+      }
+    }
+  };
+
+  static __device__ __forceinline__ void transpose_block(const Smem<Traits>& sm, const TransposeLane& lane, int s,
+                                                         uint32_t parity) {
+    constexpr int W = Traits::kQKPanelW;
     static_assert(Traits::kVPanelW == 128, "V^T in 128-byte panels");
-    const int warp = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;  // warp: 0..2
-    const int m = lane / 8, i = lane % 8;  // this lane's address: row i of matrix m
-    // Load, row i of matrix m: key 16 kg + 8 (m % 2) + i, head_dim chunk 2 cu + m / 2;
-    // the swizzle XORs the chunk with i (128B) or (i / 2) % 4 (64B), the same for every kg.
-    const uint32_t ld_base = smem_addr(v_rows(sm, s)) + (8 * (m % 2) + i) * W;
-    const uint32_t ld_xor = 16 * ((m / 2) ^ (kChunks == 8 ? i : (i >> 1) & 3));
-    // Store, row i of matrix m: V^T row d = 16 (2 cu + m / 2) + 2 i + e (e: the g >= 4 swap),
-    // key group kg's chunk XOR d % 8.
-    const int dl = 16 * (m / 2) + 2 * i + ((i >= 4) ^ (m % 2));
-    const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128, st_xor = 16 * (dl % 8);
-    const uint32_t sel_lo = lane / 4 < 4 ? 0x6420 : 0x7531;
-    sm.empty_v(s).wait(parity ^ 1);
-#pragma unroll 1  // one unit at a time: unrolled, an earlier form spilled at 24 registers (not retried since)
-    for (int u = warp; u < kUnits; u += 3) {
-      const int kg = u % kGroups, c0 = 2 * (u / kGroups);  // c0: even, this unit's first chunk
-      uint32_t r[4];
-      ldmatrix_x4_trans(r, ld_base + (c0 / kChunks) * Traits::kKPanelBytes + 16 * kg * W +
-                               ((16 * (c0 % kChunks)) ^ ld_xor));
-      sm90::stmatrix_x4(st_base + (kg / 8) * Traits::kVPanelBytes + 16 * c0 * 128 + ((16 * (kg % 8)) ^ st_xor),
-                        __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_lo ^ 0x1111),
-                        __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_lo ^ 0x1111));
+    const int warp = threadIdx.x / 32 - 1, lane_id = threadIdx.x % 32;  // warp: 0..2
+    if constexpr (kVtUnrolled) {
+      const uint32_t sel_lo = lane_id / 4 < 4 ? 0x6420 : 0x7531, sel_hi = sel_lo ^ 0x1111;
+      const uint32_t rows = smem_addr(v_rows(sm, s)), vt = smem_addr(sm.v(s));
+      sm.empty_v(s).wait(parity ^ 1);
+#pragma unroll
+      for (int j = 0; j < kVtGroupsPerWarp; ++j) {
+        if (kVtGroups % 3 != 0 && j == kVtGroupsPerWarp - 1 && warp + 3 * j >= kVtGroups) break;
+        const uint32_t st = vt + lane.st[j];
+#pragma unroll
+        for (int c0 = 0; c0 < HD / 16; c0 += 2) {
+          uint32_t r[4];
+          ldmatrix_x4_trans(r, rows + lane.ld[(c0 % kVtChunks) / 2] + (c0 / kVtChunks) * Traits::kKPanelBytes +
+                                   16 * W * 3 * j);
+          sm90::stmatrix_x4(st + 16 * c0 * 128, __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_hi),
+                            __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_hi));
+        }
+      }
+    } else {
+      constexpr int kUnits = kVtGroups * (HD / 32);
+      const int m = lane_id / 8, i = lane_id % 8;
+      const uint32_t ld_base = smem_addr(v_rows(sm, s)) + (8 * (m % 2) + i) * W;
+      const uint32_t ld_xor = 16 * ((m / 2) ^ (kVtChunks == 8 ? i : (i >> 1) & 3));
+      const int dl = 16 * (m / 2) + 2 * i + ((i >= 4) ^ (m % 2));
+      const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128, st_xor = 16 * (dl % 8);
+      const uint32_t sel_lo = lane_id / 4 < 4 ? 0x6420 : 0x7531;
+      sm.empty_v(s).wait(parity ^ 1);
+#pragma unroll 1
+      for (int u = warp; u < kUnits; u += 3) {
+        const int kg = u % kVtGroups, c0 = 2 * (u / kVtGroups);  // c0: even, this unit's first chunk
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, ld_base + (c0 / kVtChunks) * Traits::kKPanelBytes + 16 * kg * W +
+                                 ((16 * (c0 % kVtChunks)) ^ ld_xor));
+        sm90::stmatrix_x4(st_base + (kg / 8) * Traits::kVPanelBytes + 16 * c0 * 128 + ((16 * (kg % 8)) ^ st_xor),
+                          __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_lo ^ 0x1111),
+                          __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_lo ^ 0x1111));
+      }
     }
     sm90::fence_proxy_async_smem();  // the stores, visible to wgmma's reads
     sm90::named_barrier_sync(kTransposeBar, kTransposeThreads);
