@@ -49,6 +49,11 @@ struct Fp8FwdParams {
   // (fp8_vt_sync_reset refuses it otherwise). nullptr, or a tile without
   // Fa3Fp8Traits::kShareVt: the pre-pass.
   void* vt_sync = nullptr;
+  // With vt_sync, on a tile whose producer warps do not make V^T
+  // (Fa3Fp8Traits::kVtWarps false): the blocks of vt_maker_kernel launched
+  // before the attention kernel, which then runs on num_sms of its own (the
+  // caller leaves these SMs out of it).
+  int vt_maker_blocks = 0;
 
   void set_contiguous_strides() {
     q_head_stride = head_dim, q_row_stride = int64_t(heads) * head_dim, q_batch_stride = q_row_stride * seqlen_q;
@@ -250,6 +255,19 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
+  if constexpr (Traits::kShareVt && !Traits::kVtWarps) {
+    if (a.vt_sync) {  // V^T made beside the kernel (fa3_fp8_vt_tasks.cuh, vt_maker_kernel)
+      if (p.vt_maker_blocks < 1) return cudaErrorInvalidValue;
+      auto maker = fa3::vt_maker_kernel<HeadDim, BN>;
+      constexpr int smem = fa3::vt_maker_smem_bytes<HeadDim>();
+      err = cudaFuncSetAttribute(maker, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err != cudaSuccess) return err;
+      maker<<<p.vt_maker_blocks, fa3::kVtMakerThreads, smem, stream>>>(a);
+      err = cudaGetLastError();
+      if (err != cudaSuccess) return err;
+      after_pass = true;
+    }
+  }
   if (after_pass) return sm90::launch_after_primary(kernel, grid, Traits::kThreads, Traits::kSmemBytes, stream, a);
   kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(a);
   return cudaGetLastError();

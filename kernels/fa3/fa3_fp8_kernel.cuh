@@ -189,7 +189,12 @@ struct Fa3Fp8Fwd {
             sm90::tma_load_4d(v_rows(sm, s) + p * Traits::kKPanelBytes, &a.tma_v, &full_v_rows(sm, s).word,
                               p * Traits::kQKPanelW, n * BN, kv_head, tc.batch);
         } else {
-          if (!pre_pass_done) sm90::griddep_wait(), pre_pass_done = true;  // V^T: the pre-pass's (launched early)
+          // V^T: the pre-pass's (launched early); where V^T is shared, the
+          // counts below say which blocks are made (a maker kernel may still run).
+          if (!pre_pass_done) {
+            if (!(Traits::kShareVt && a.vt_sync)) sm90::griddep_wait();
+            pre_pass_done = true;
+          }
           if constexpr (Traits::kShareVt)
             if (a.vt_sync && !*vt_ready(sm) && wait_vt_block<BN>(a, tc.batch * a.heads_kv + kv_head, n))
               *vt_ready(sm) = 1;
@@ -737,7 +742,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
       Fwd::producer(args, sm);
     } else if constexpr (Traits::kTransposeV) {
       if (threadIdx.x >= 32) Fwd::transposer(sm);
-    } else if constexpr (Traits::kShareVt) {
+    } else if constexpr (Traits::kVtWarps) {
       if (threadIdx.x >= 32 && args.vt_sync)
         vt_worker<Traits::kHeadDim, Traits::kBlockN>(
             args, sm.base + Traits::kOffVtStage + (threadIdx.x / 32 - 1) * 32 * Traits::kHeadDim);

@@ -13,7 +13,7 @@
 namespace fa {
 
 template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false,
-          bool ShareVt = false>
+          bool ShareVt = false, bool VtWarps = true>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
@@ -68,6 +68,11 @@ struct Fa3Fp8Traits {
   // more word notes, for the TMA thread, that every V^T block is written (in a
   // register of its loop it spilled).
   static constexpr bool kShareVt = ShareVt;
+  // Who makes that V^T: producer warps 1..3 (true), or a kernel of its own on
+  // a few SMs launched just before this one (false: vt_maker_kernel,
+  // Fp8FwdParams::vt_maker_blocks), so that no consumer shares its SM with it;
+  // the warps' stages below then go unused (a measurement variant: fp8_check's vm*).
+  static constexpr bool kVtWarps = ShareVt && VtWarps;
   static_assert(!ShareVt || fp8_tile_can_share_vt(BlockM, TransposeV),
                 "V^T shared by the producer warps: three consumer warpgroups, no in-kernel transpose");
   static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;

@@ -25,11 +25,15 @@ namespace fa {
 //          its blocks instead of the pre-pass (fa3_fp8_vt_tasks.h) where the tile
 //          has three consumer warpgroups (hd128; other head dims run split); the
 //          caller passes Fp8FwdParams::vt_sync, split_ws right behind it
+//   vm1, vm2, vm4  vs's shared V^T made by a kernel of its own on 1, 2 or 4 SMs
+//          (fa3_fp8_vt_tasks.cuh, vt_maker_kernel) launched before the attention
+//          kernel, which runs at once on the other SMs; workspaces as vs
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs };
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs, vm1, vm2, vm4 };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
                                               Fp8Variant::poly2, Fp8Variant::tv,  Fp8Variant::split,
-                                              Fp8Variant::vs};
+                                              Fp8Variant::vs,    Fp8Variant::vm1, Fp8Variant::vm2,
+                                              Fp8Variant::vm4};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -41,6 +45,9 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::tv: return "tv";
     case Fp8Variant::split: return "split";
     case Fp8Variant::vs: return "vs";
+    case Fp8Variant::vm1: return "vm1";
+    case Fp8Variant::vm2: return "vm2";
+    case Fp8Variant::vm4: return "vm4";
   }
   return "?";
 }
@@ -57,10 +64,17 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
 }
 // Whether variant v's kernel transposes V itself (no pre-pass).
 constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv; }
+// SMs given to the V^T maker kernel beside the attention kernel (vm*), or 0.
+constexpr int fp8_variant_maker_blocks(Fp8Variant v) {
+  return v == Fp8Variant::vm1 ? 1 : v == Fp8Variant::vm2 ? 2 : v == Fp8Variant::vm4 ? 4 : 0;
+}
 // Whether variant v runs with a split workspace.
-constexpr bool fp8_variant_splits(Fp8Variant v) { return v == Fp8Variant::split || v == Fp8Variant::vs; }
-// Whether variant v's kernel makes V^T itself, shared between its blocks (no pre-pass).
-constexpr bool fp8_variant_shares_vt(Fp8Variant v) { return v == Fp8Variant::vs; }
+constexpr bool fp8_variant_splits(Fp8Variant v) {
+  return v == Fp8Variant::split || v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0;
+}
+// Whether variant v makes V^T during the attention kernel, shared between its
+// blocks (no pre-pass): its producer warps (vs) or a maker kernel beside it (vm*).
+constexpr bool fp8_variant_shares_vt(Fp8Variant v) { return v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0; }
 
 // Whether variant v's tile at head_dim makes V^T in the kernel (where its tile
 // may: fp8_tile_can_share_vt; elsewhere vs runs the pre-pass).
@@ -72,7 +86,19 @@ constexpr bool fp8_variant_shares_vt_at(Fp8Variant v, int head_dim) {
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
                                     fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V),
-                                    fp8_variant_shares_vt_at(V, HeadDim)>;
+                                    fp8_variant_shares_vt_at(V, HeadDim), fp8_variant_maker_blocks(V) == 0>;
+
+// p as variant v runs it: with a maker kernel (vm*, where the tile shares V^T),
+// the attention kernel's grid leaves the maker's SMs out, and the split plan
+// follows that grid.
+inline Fp8FwdParams fp8_variant_params(Fp8FwdParams p, Fp8Variant v) {
+  const int makers = fp8_variant_shares_vt_at(v, p.head_dim) ? fp8_variant_maker_blocks(v) : 0;
+  if (makers > 0) {
+    p.num_sms = fp8_grid_sms(p) - makers;
+    p.vt_maker_blocks = makers;
+  }
+  return p;
+}
 
 // Why p cannot run on variant v's tile, or nullptr.
 inline const char* fa3_fp8_unsupported(const Fp8FwdParams& p, Fp8Variant v = Fp8Variant::base) {
@@ -96,7 +122,8 @@ cudaError_t fa3_fp8_variant_at(const Fp8FwdParams& p, cudaStream_t stream) {
 }
 
 template <bool Whole>
-cudaError_t fa3_fp8_variant(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t stream) {
+cudaError_t fa3_fp8_variant(const Fp8FwdParams& p_in, Fp8Variant v, cudaStream_t stream) {
+  const Fp8FwdParams p = fp8_variant_params(p_in, v);
   switch (v) {
     case Fp8Variant::base: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
     case Fp8Variant::two: return fa3_fp8_variant_at<Fp8Variant::two, Whole>(p, stream);
@@ -106,6 +133,9 @@ cudaError_t fa3_fp8_variant(const Fp8FwdParams& p, Fp8Variant v, cudaStream_t st
     case Fp8Variant::tv: return fa3_fp8_variant_at<Fp8Variant::tv, Whole>(p, stream);
     case Fp8Variant::split: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
     case Fp8Variant::vs: return fa3_fp8_variant_at<Fp8Variant::vs, Whole>(p, stream);
+    case Fp8Variant::vm1:  // one instantiation: the SM count is p's
+    case Fp8Variant::vm2:
+    case Fp8Variant::vm4: return fa3_fp8_variant_at<Fp8Variant::vm2, Whole>(p, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -118,7 +148,8 @@ inline cudaError_t fa3_fp8_attention(const Fp8FwdParams& p, Fp8Variant v, cudaSt
 // Split workspace bytes for variant v on p (0 unless v splits and p's tail does).
 inline int64_t fp8_variant_split_bytes(const Fp8FwdParams& p, Fp8Variant v) {
   if (!fp8_variant_splits(v)) return 0;
-  return fp8_split_bytes(p, fp8_variant_block_m(v, p.head_dim), fp8_variant_block_n(v, p.head_dim));
+  return fp8_split_bytes(fp8_variant_params(p, v), fp8_variant_block_m(v, p.head_dim),
+                         fp8_variant_block_n(v, p.head_dim));
 }
 
 // V^T synchronisation bytes for variant v on p (0 unless v makes its own V^T).

@@ -22,13 +22,15 @@
 //                    the V^T pre-pass, attention, and both, L2 flushed before each sample
 //   --time-head-dim=D  time only head dim D's shapes
 //   --variant=NAME   the attention kernel's variants (fa3_fp8_variants.cuh: base, two, wide,
-//                    poly4, poly2, tv, split, vs; a comma list) or all: the checks run
+//                    poly4, poly2, tv, split, vs, vm1, vm2, vm4; a comma list) or all: the checks run
 //                    for each, and the timing prints one row per variant per shape (default base:
 //                    always the pre-pass; tv: always V transposed in the kernel, no pre-pass;
 //                    vs: V^T made by the kernel's producer warps, no pre-pass; its
 //                    vt_ms is the pre-pass it does not run, and its attn_ms the kernel
 //                    with the words the previous launch left complete, so V^T is not
-//                    made again: only total_ms, which zeroes them first, is vs's forward)
+//                    made again: only total_ms, which zeroes them first, is vs's forward;
+//                    vm1, vm2, vm4: the same V^T made by a kernel of its own on 1, 2 or 4
+//                    SMs beside the attention kernel, timed as vs)
 //   --fault          plant faults (V descale applied twice; K descale dropped) and
 //                    show the check catches each: exit 0 only if all are caught
 //   --cpu-selftest   no GPU: the fragment permutation, and a host emulation of the
