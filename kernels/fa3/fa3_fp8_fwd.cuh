@@ -161,6 +161,9 @@ inline cudaError_t transpose_v_for(const Fp8FwdParams& p, int block_m, int block
 // wrote, or (Traits::kTransposeV) V itself. after_pass: transpose_v is the
 // kernel before it in `stream`, and the attention kernel may start while it
 // ends (griddep.cuh; its producer waits for it before the first V^T load).
+// Where V^T is shared and the producer warps do not make it (kShareVt, not
+// kVtWarps, p.vt_sync set), vt_maker_kernel is launched first on
+// p.vt_maker_blocks SMs and the attention kernel as its dependent.
 template <typename Traits>
 cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, bool after_pass = false) {
   constexpr int BM = Traits::kBlockM, BN = Traits::kBlockN, HeadDim = Traits::kHeadDim;
