@@ -12,6 +12,7 @@
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_kernel.cuh"
 #include "fa3/fa3_fp8_split.h"
+#include "fa3/fa3_fp8_vt_maker.cuh"
 #include "fa3/fa3_fp8_vt_tasks.h"
 #include "fa3/fa3_fwd.cuh"  // current_device_sm, aligned16
 
@@ -180,16 +181,20 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
                                  {uint64_t(p.k_row_stride), uint64_t(p.k_head_stride), uint64_t(p.k_batch_stride)},
                                  Traits::kQKPanelW, BN);
   if (err != cudaSuccess) return err;
-  if constexpr (Traits::kTransposeV) {  // V's rows, as K's
+  // V's rows, as K's: read by the kernel that transposes V itself, or by the V^T maker kernel.
+  constexpr bool kMaker = Traits::kShareVt && !Traits::kVtWarps;
+  if (Traits::kTransposeV || (kMaker && p.vt_sync)) {
     err = sm90::make_u8_tensor_map(&a.tma_v, p.v, {hd, uint64_t(p.seqlen_k), uint64_t(p.heads_kv), uint64_t(p.batch)},
                                    {uint64_t(p.v_row_stride), uint64_t(p.v_head_stride), uint64_t(p.v_batch_stride)},
                                    Traits::kQKPanelW, BN);
-  } else {
+    if (err != cudaSuccess) return err;
+  }
+  if constexpr (!Traits::kTransposeV) {  // V^T, loaded by the kernel (and stored by the maker)
     const uint64_t svt = uint64_t(fp8_vt_seqlen(p.seqlen_k));
     err = sm90::make_u8_tensor_map(&a.tma_vt, p.vt, {svt, hd, uint64_t(p.heads_kv), uint64_t(p.batch)},
                                    {svt, svt * hd, svt * hd * uint64_t(p.heads_kv)}, Traits::kVPanelW, HeadDim);
+    if (err != cudaSuccess) return err;
   }
-  if (err != cudaSuccess) return err;
   if constexpr (Traits::kTmaStoreO) {
     err = sm90::make_bshd_tensor_map(&a.tma_o, p.o, /*is_bf16=*/true, HeadDim, p.seqlen_q, p.heads, p.batch,
                                      p.o_row_stride, p.o_head_stride, p.o_batch_stride, 64);
@@ -258,14 +263,14 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
   if (err != cudaSuccess) return err;
-  if constexpr (Traits::kShareVt && !Traits::kVtWarps) {
-    if (a.vt_sync) {  // V^T made beside the kernel (fa3_fp8_vt_tasks.cuh, vt_maker_kernel)
+  if constexpr (kMaker) {
+    if (a.vt_sync) {  // V^T made beside the kernel (fa3_fp8_vt_maker.cuh)
       if (p.vt_maker_blocks < 1) return cudaErrorInvalidValue;
-      auto maker = fa3::vt_maker_kernel<HeadDim, BN>;
-      constexpr int smem = fa3::vt_maker_smem_bytes<HeadDim>();
-      err = cudaFuncSetAttribute(maker, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      using Maker = fa3::VtMaker<Traits>;
+      auto maker = fa3::vt_maker_kernel<Traits>;
+      err = cudaFuncSetAttribute(maker, cudaFuncAttributeMaxDynamicSharedMemorySize, Maker::kSmemBytes);
       if (err != cudaSuccess) return err;
-      maker<<<p.vt_maker_blocks, fa3::kVtMakerThreads, smem, stream>>>(a);
+      maker<<<p.vt_maker_blocks, Maker::kThreads, Maker::kSmemBytes, stream>>>(a);
       err = cudaGetLastError();
       if (err != cudaSuccess) return err;
       after_pass = true;

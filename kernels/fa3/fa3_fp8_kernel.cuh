@@ -243,7 +243,7 @@ struct Fa3Fp8Fwd {
   // count and the lane's offsets (TransposeLane) only: the tile walk beside the
   // transpose spilled at 24 registers.
   static __device__ __forceinline__ void transposer(const Smem<Traits>& sm) {
-    const TransposeLane lane;
+    const TransposeLane lane(threadIdx.x / 32 - 1);
     for (uint32_t count = 0;; ++count) {
       const int s = count % Traits::kStages;
       const uint32_t parity = (count / Traits::kStages) & 1;
@@ -297,10 +297,11 @@ struct Fa3Fp8Fwd {
   struct TransposeLane {  // the unrolled form's offsets, without the ring stage
     uint32_t ld[kVtUnrolled ? kVtChunkPairs : 1];    // chunk pair x's, with this warp's first group
     uint32_t st[kVtUnrolled ? kVtGroupsPerWarp : 1];  // this warp's group j's
-    __device__ __forceinline__ TransposeLane() {
+    // warp: 0..2, the transposing warp's place among the three.
+    __device__ __forceinline__ explicit TransposeLane(int warp) {
       if constexpr (kVtUnrolled) {
         constexpr int W = Traits::kQKPanelW;
-        const int warp = threadIdx.x / 32 - 1, lane = threadIdx.x % 32, m = lane / 8, i = lane % 8;
+        const int lane = threadIdx.x % 32, m = lane / 8, i = lane % 8;
         const uint32_t ld_xor = 16 * ((m / 2) ^ (kVtChunks == 8 ? i : (i >> 1) & 3));
 #pragma unroll
         for (int x = 0; x < kVtChunkPairs; ++x) ld[x] = (8 * (m % 2) + i) * W + 16 * W * warp + ((32 * x) ^ ld_xor);
@@ -314,28 +315,42 @@ struct Fa3Fp8Fwd {
     }
   };
 
+  // The byte permute's selector of this lane in the unrolled form (the g >= 4 swap).
+  static __device__ __forceinline__ uint32_t transpose_selector() { return threadIdx.x % 32 / 4 < 4 ? 0x6420 : 0x7531; }
+
+  // The unrolled form's units of one block for transposing warp `warp` (0..2):
+  // V's rows at shared address `rows` (laid out as a K stage) -> V^T at `vt`
+  // (laid out as a V^T stage). Also the V^T maker kernel's (fa3_fp8_vt_maker.cuh).
+  static __device__ __forceinline__ void transpose_units(uint32_t rows, uint32_t vt, const TransposeLane& lane, int warp,
+                                                         uint32_t sel_lo) {
+    static_assert(kVtUnrolled, "the unrolled form only");
+    constexpr int W = Traits::kQKPanelW;
+    const uint32_t sel_hi = sel_lo ^ 0x1111;
+#pragma unroll
+    for (int j = 0; j < kVtGroupsPerWarp; ++j) {
+      if (kVtGroups % 3 != 0 && j == kVtGroupsPerWarp - 1 && warp + 3 * j >= kVtGroups) break;
+      const uint32_t st = vt + lane.st[j];
+#pragma unroll
+      for (int c0 = 0; c0 < HD / 16; c0 += 2) {
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, rows + lane.ld[(c0 % kVtChunks) / 2] + (c0 / kVtChunks) * Traits::kKPanelBytes +
+                                 16 * W * 3 * j);
+        sm90::stmatrix_x4(st + 16 * c0 * 128, __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_hi),
+                          __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_hi));
+      }
+    }
+  }
+
   static __device__ __forceinline__ void transpose_block(const Smem<Traits>& sm, const TransposeLane& lane, int s,
                                                          uint32_t parity) {
     constexpr int W = Traits::kQKPanelW;
     static_assert(Traits::kVPanelW == 128, "V^T in 128-byte panels");
     const int warp = threadIdx.x / 32 - 1, lane_id = threadIdx.x % 32;  // warp: 0..2
     if constexpr (kVtUnrolled) {
-      const uint32_t sel_lo = lane_id / 4 < 4 ? 0x6420 : 0x7531, sel_hi = sel_lo ^ 0x1111;
+      const uint32_t sel_lo = transpose_selector();
       const uint32_t rows = smem_addr(v_rows(sm, s)), vt = smem_addr(sm.v(s));
       sm.empty_v(s).wait(parity ^ 1);
-#pragma unroll
-      for (int j = 0; j < kVtGroupsPerWarp; ++j) {
-        if (kVtGroups % 3 != 0 && j == kVtGroupsPerWarp - 1 && warp + 3 * j >= kVtGroups) break;
-        const uint32_t st = vt + lane.st[j];
-#pragma unroll
-        for (int c0 = 0; c0 < HD / 16; c0 += 2) {
-          uint32_t r[4];
-          ldmatrix_x4_trans(r, rows + lane.ld[(c0 % kVtChunks) / 2] + (c0 / kVtChunks) * Traits::kKPanelBytes +
-                                   16 * W * 3 * j);
-          sm90::stmatrix_x4(st + 16 * c0 * 128, __byte_perm(r[0], r[1], sel_lo), __byte_perm(r[0], r[1], sel_hi),
-                            __byte_perm(r[2], r[3], sel_lo), __byte_perm(r[2], r[3], sel_hi));
-        }
-      }
+      transpose_units(rows, vt, lane, warp, sel_lo);
     } else {
       constexpr int kUnits = kVtGroups * (HD / 32);
       const int m = lane_id / 8, i = lane_id % 8;
@@ -343,7 +358,7 @@ struct Fa3Fp8Fwd {
       const uint32_t ld_xor = 16 * ((m / 2) ^ (kVtChunks == 8 ? i : (i >> 1) & 3));
       const int dl = 16 * (m / 2) + 2 * i + ((i >= 4) ^ (m % 2));
       const uint32_t st_base = smem_addr(sm.v(s)) + dl * 128, st_xor = 16 * (dl % 8);
-      const uint32_t sel_lo = lane_id / 4 < 4 ? 0x6420 : 0x7531;
+      const uint32_t sel_lo = lane_id / 4 < 4 ? 0x6420 : 0x7531;  // transpose_selector(), as first compiled
       sm.empty_v(s).wait(parity ^ 1);
 #pragma unroll 1
       for (int u = warp; u < kUnits; u += 3) {

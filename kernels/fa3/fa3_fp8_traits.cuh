@@ -69,7 +69,7 @@ struct Fa3Fp8Traits {
   // register of its loop it spilled).
   static constexpr bool kShareVt = ShareVt;
   // Who makes that V^T: producer warps 1..3 (true), or a kernel of its own on
-  // a few SMs launched just before this one (false: vt_maker_kernel,
+  // a few SMs launched just before this one (false: fa3_fp8_vt_maker.cuh,
   // Fp8FwdParams::vt_maker_blocks), so that no consumer shares its SM with it;
   // the warps' stages below then go unused (a measurement variant: fp8_check's vm*).
   static constexpr bool kVtWarps = ShareVt && VtWarps;

@@ -26,7 +26,7 @@ namespace fa {
 //          has three consumer warpgroups (hd128; other head dims run split); the
 //          caller passes Fp8FwdParams::vt_sync, split_ws right behind it
 //   vm1, vm2, vm4  vs's shared V^T made by a kernel of its own on 1, 2 or 4 SMs
-//          (fa3_fp8_vt_tasks.cuh, vt_maker_kernel) launched before the attention
+//          (fa3_fp8_vt_maker.cuh) launched before the attention
 //          kernel, which runs at once on the other SMs; workspaces as vs
 // Where a variant names only hd128, the other head dims run base.
 enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs, vm1, vm2, vm4 };

@@ -131,28 +131,6 @@ __device__ __forceinline__ void vt_worker(const Fp8Args& a, uint8_t* stage) {
   }
 }
 
-// V^T made beside the attention kernel (Fa3Fp8Traits' kVtWarps false;
-// fp8_check's vm variants): a few blocks of kVtMakerThreads, each warp a
-// vt_worker off the same queue, launched just before the attention kernel,
-// which takes the other SMs at once (its grid is that many SMs short) and
-// waits for each V^T block's count as with the producer warps' V^T. Unlike
-// those warps, these share no SM with a consumer; unlike the pre-pass, they
-// need not end before attention starts: its tiles read V at about 60 GB/s (one
-// 16 KiB block per tile and 1.6 us at hd128). A warp's stage in shared memory
-// is 32 x HeadDim bytes: at hd128 the block's 128 KiB keep it alone on its SM.
-// Measured too slow to replace the pre-pass: about 25 GB/s of V per SM on an
-// H100 (docs/PERF_NOTES.md fa3-fp8-vt-maker).
-constexpr int kVtMakerThreads = 1024;
-template <int HeadDim>
-constexpr int vt_maker_smem_bytes() { return kVtMakerThreads / 32 * 32 * HeadDim; }
-
-template <int HeadDim, int BlockN>
-__global__ void __launch_bounds__(kVtMakerThreads, 1) vt_maker_kernel(const __grid_constant__ Fp8Args a) {
-  sm90::griddep_launch_dependents();  // the attention kernel may launch on the SMs left
-  extern __shared__ __align__(16) uint8_t vt_maker_stages[];
-  vt_worker<HeadDim, BlockN>(a, vt_maker_stages + (threadIdx.x / 32) * 32 * HeadDim);
-}
-
 // The TMA thread, before it loads V^T block `block` of pair `pair`: once every
 // unit of the launch is done (the total), true, and no block needs asking
 // again; until then, wait for this block's units. The proxy fence orders what
