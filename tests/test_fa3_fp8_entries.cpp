@@ -106,24 +106,6 @@ TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
   }
 }
 
-// Where the kernel transposes V itself (one query row, decoding: 16 tiles on 132
-// SMs), the split tail's workspace alone, as many bytes as its plan; causal: none.
-TEST(Fa3Fp8Entries, WorkspaceHoldsOnlyTheSplitTailWhereTheKernelTransposesV) {
-  for (const GpuKernelEntry* e : fp8_entries()) {
-    AttnProblem prob = e4m3(e->head_dim, 1, 4096);
-    ASSERT_TRUE(fp8_vt_in_kernel(e->head_dim, false, prob.seqlen_q)) << e->head_dim;
-    AttnParams p = make_params(prob, ElemType::e4m3);
-    p.num_sms = 132;
-    const Fp8SplitPlan sp = fp8_split_plan(16, 132, 4096 / e->block_n);
-    ASSERT_GT(sp.k, 1) << e->block_n;
-    EXPECT_EQ(e->workspace_bytes(p), fp8_split_bytes(sp, e->block_m, e->head_dim)) << e->head_dim;
-    prob.causal = true;
-    AttnParams causal = make_params(prob, ElemType::e4m3);
-    causal.num_sms = 132;
-    EXPECT_EQ(e->workspace_bytes(causal), 0) << e->head_dim;
-  }
-}
-
 TEST(Fa3Fp8Entries, VTransposedInTheKernelUpToLengthsThatGrowWithTheMask) {
   for (int d : {64, 128, 256}) {
     const int n = fp8_vt_in_kernel_max_seqlen_q(d, false);

@@ -64,13 +64,13 @@ struct Fa3Fp8Kernel {
   }
 
   // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64],
-  // then (from a 256-byte boundary) the split tail's workspace, whose counts the
-  // pre-pass zeroes on its way (fa3_fp8_fwd.cuh). Where the kernel transposes V
-  // itself, the split tail's workspace alone (its counts zeroed by a memset).
+  // then (from a 256-byte boundary) the split tail's workspace, which only runs
+  // with the pre-pass: the pre-pass zeroes its counts (fa3_fp8_fwd.cuh).
   static int64_t vt_bytes_padded(const Fp8FwdParams& f) { return (fp8_vt_bytes(f) + 255) / 256 * 256; }
   static int64_t workspace_bytes(const AttnParams& p) {
+    if (vt_in_kernel(p)) return 0;
     const Fp8FwdParams f = fp8_params(p);
-    return (vt_in_kernel(p) ? 0 : vt_bytes_padded(f)) + fp8_split_bytes(f, BlockM, BlockN);
+    return vt_bytes_padded(f) + fp8_split_bytes(f, BlockM, BlockN);
   }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
@@ -95,10 +95,9 @@ struct Fa3Fp8Kernel {
     const bool in_kernel = vt_in_kernel(p);
     const int64_t needed = workspace_bytes(p);
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
-        (needed > 0 && (!p.workspace || p.workspace_bytes < needed)) || unsupported(p))
+        (!in_kernel && (!f.vt || p.workspace_bytes < needed)) || unsupported(p))
       return int(cudaErrorInvalidValue);
-    const int64_t vt_bytes = in_kernel ? 0 : vt_bytes_padded(f);
-    if (needed > vt_bytes) f.split_ws = static_cast<uint8_t*>(p.workspace) + vt_bytes;
+    if (!in_kernel && needed > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
     const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
                                       : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);

@@ -281,25 +281,14 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   return cudaGetLastError();
 }
 
-// Zeroes the split tail's counts of a block_m x block_n tile where p splits (a
-// memset; nothing otherwise): for the kernel that transposes V itself, which has
-// no pre-pass to zero them on its way.
-inline cudaError_t fp8_split_counts_reset(const Fp8FwdParams& p, int block_m, int block_n, cudaStream_t stream) {
-  if (!p.split_ws) return cudaSuccess;
-  const Fp8SplitPlan sp = fp8_split_plan(p, block_m, block_n);
-  if (fp8_split_counts(sp, block_m) == 0) return cudaSuccess;
-  return cudaMemsetAsync(p.split_ws, 0, size_t(fp8_split_counts_bytes(sp, block_m)), stream);
-}
-
 // The whole forward on Traits' tile: the V^T pre-pass, or the zeroing of the
 // words by which the kernel shares its own V^T (p.vt_sync, where
-// Traits::kShareVt), or (the kernel transposes V in shared memory) the zeroing
-// of the split tail's counts where it splits; then attention.
+// Traits::kShareVt), or nothing (the kernel transposes V in shared memory);
+// then attention.
 template <typename Traits>
 cudaError_t fa3_fp8_fwd_tile(const Fp8FwdParams& p, cudaStream_t stream) {
   if constexpr (Traits::kTransposeV) {
-    const cudaError_t err = fp8_split_counts_reset(p, Traits::kBlockM, Traits::kBlockN, stream);
-    return err != cudaSuccess ? err : fa3_fp8_attention_tile<Traits>(p, stream);
+    return fa3_fp8_attention_tile<Traits>(p, stream);
   } else {
     if (Traits::kShareVt && p.vt_sync) {
       const cudaError_t err = fp8_vt_sync_reset(p, Traits::kBlockM, Traits::kBlockN, stream);

@@ -18,9 +18,7 @@ namespace fa {
 //   poly4  base's tile with a quarter of the exponentials on the FMA pipe
 //          (every 4th 8-column group: exp2_poly), the rest on MUFU
 //   poly2  base's tile with half of them on the FMA pipe
-//   tv     base's tile with V transposed in the kernel (no pre-pass), no split tail
-//   tvs    tv with a split workspace: the registry's path for short queries (the
-//          non-causal tail split, its counts zeroed by a memset)
+//   tv     base's tile with V transposed in the kernel (no pre-pass)
 //   split  base's kernel given a split workspace: the non-causal tail split
 //          (fa3_fp8_fwd.cuh, fp8_split_plan); the caller passes Fp8FwdParams::split_ws
 //   vs     split, with V^T made by the kernel's producer warps and shared between
@@ -31,10 +29,11 @@ namespace fa {
 //          (fa3_fp8_vt_maker.cuh) launched before the attention
 //          kernel, which runs at once on the other SMs; workspaces as vs
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, tv, tvs, split, vs, vm1, vm2, vm4 };
-inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two,   Fp8Variant::wide, Fp8Variant::poly4,
-                                              Fp8Variant::poly2, Fp8Variant::tv,    Fp8Variant::tvs,  Fp8Variant::split,
-                                              Fp8Variant::vs,    Fp8Variant::vm1,   Fp8Variant::vm2,  Fp8Variant::vm4};
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs, vm1, vm2, vm4 };
+inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
+                                              Fp8Variant::poly2, Fp8Variant::tv,  Fp8Variant::split,
+                                              Fp8Variant::vs,    Fp8Variant::vm1, Fp8Variant::vm2,
+                                              Fp8Variant::vm4};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
   switch (v) {
@@ -44,7 +43,6 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::poly4: return "poly4";
     case Fp8Variant::poly2: return "poly2";
     case Fp8Variant::tv: return "tv";
-    case Fp8Variant::tvs: return "tvs";
     case Fp8Variant::split: return "split";
     case Fp8Variant::vs: return "vs";
     case Fp8Variant::vm1: return "vm1";
@@ -65,14 +63,14 @@ constexpr int fp8_variant_poly_every(Fp8Variant v, int head_dim) {
   return v == Fp8Variant::poly4 ? 4 : v == Fp8Variant::poly2 ? 2 : fp8_default_poly_every(head_dim);
 }
 // Whether variant v's kernel transposes V itself (no pre-pass).
-constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv || v == Fp8Variant::tvs; }
+constexpr bool fp8_variant_transposes_v(Fp8Variant v) { return v == Fp8Variant::tv; }
 // SMs given to the V^T maker kernel beside the attention kernel (vm*), or 0.
 constexpr int fp8_variant_maker_blocks(Fp8Variant v) {
   return v == Fp8Variant::vm1 ? 1 : v == Fp8Variant::vm2 ? 2 : v == Fp8Variant::vm4 ? 4 : 0;
 }
 // Whether variant v runs with a split workspace.
 constexpr bool fp8_variant_splits(Fp8Variant v) {
-  return v == Fp8Variant::split || v == Fp8Variant::tvs || v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0;
+  return v == Fp8Variant::split || v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0;
 }
 // Whether variant v makes V^T during the attention kernel, shared between its
 // blocks (no pre-pass): its producer warps (vs) or a maker kernel beside it (vm*).
@@ -132,8 +130,7 @@ cudaError_t fa3_fp8_variant(const Fp8FwdParams& p_in, Fp8Variant v, cudaStream_t
     case Fp8Variant::wide: return fa3_fp8_variant_at<Fp8Variant::wide, Whole>(p, stream);
     case Fp8Variant::poly4: return fa3_fp8_variant_at<Fp8Variant::poly4, Whole>(p, stream);
     case Fp8Variant::poly2: return fa3_fp8_variant_at<Fp8Variant::poly2, Whole>(p, stream);
-    case Fp8Variant::tv:
-    case Fp8Variant::tvs: return fa3_fp8_variant_at<Fp8Variant::tv, Whole>(p, stream);  // tvs: p has split_ws
+    case Fp8Variant::tv: return fa3_fp8_variant_at<Fp8Variant::tv, Whole>(p, stream);
     case Fp8Variant::split: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
     case Fp8Variant::vs: return fa3_fp8_variant_at<Fp8Variant::vs, Whole>(p, stream);
     case Fp8Variant::vm1:  // one instantiation: the SM count is p's

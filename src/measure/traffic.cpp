@@ -87,8 +87,8 @@ Traffic fp8_vt_prepass(const AttnProblem& p) {
   return Traffic{kv_heads * p.seqlen_k * d, kv_heads * padded * d};
 }
 
-// The split tail of fa3's e4m3 forward, with the pre-pass or without
-// (fa3_fp8_split.h, fp8_split_plan; none without a known SM count): the list's last `tail` tiles
+// The split tail of fa3's e4m3 forward on the pre-pass path (fa3_fp8_split.h,
+// fp8_split_plan; none without a known SM count): the list's last `tail` tiles
 // (m_block fastest) each run as k pieces over 1/k of the K/V blocks, so K and V
 // are read as before, but every piece reads the tile's Q rows and writes its
 // partial O, m and l, and the warps that end a tile's rows read the other
@@ -125,8 +125,8 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
   }
   const int64_t bh = int64_t(p.batch) * p.heads;
   Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
-  if (f == Family::fa3 && p.dtype == DType::e4m3) {
-    if (!fp8_vt_in_kernel(p.head_dim, p.causal, p.seqlen_q)) total += fp8_vt_prepass(p);
+  if (f == Family::fa3 && p.dtype == DType::e4m3 && !fp8_vt_in_kernel(p.head_dim, p.causal, p.seqlen_q)) {
+    total += fp8_vt_prepass(p);
     total += fp8_split_tail(p, t, run);
   }
   return total;
