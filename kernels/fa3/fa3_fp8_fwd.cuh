@@ -181,9 +181,10 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
                                  {uint64_t(p.k_row_stride), uint64_t(p.k_head_stride), uint64_t(p.k_batch_stride)},
                                  Traits::kQKPanelW, BN);
   if (err != cudaSuccess) return err;
-  // V's rows, as K's: read by the kernel that transposes V itself, or by the V^T maker kernel.
+  // V's rows, as K's: read by the kernel that transposes V itself, or where V^T is
+  // shared, by whoever makes it (the producer warps or the V^T maker kernel).
   constexpr bool kMaker = Traits::kShareVt && !Traits::kVtWarps;
-  if (Traits::kTransposeV || (kMaker && p.vt_sync)) {
+  if (Traits::kTransposeV || (Traits::kShareVt && p.vt_sync)) {
     err = sm90::make_u8_tensor_map(&a.tma_v, p.v, {hd, uint64_t(p.seqlen_k), uint64_t(p.heads_kv), uint64_t(p.batch)},
                                    {uint64_t(p.v_row_stride), uint64_t(p.v_head_stride), uint64_t(p.v_batch_stride)},
                                    Traits::kQKPanelW, BN);

@@ -216,6 +216,84 @@ struct Fa3Fp8Fwd {
     return reinterpret_cast<volatile uint32_t*>(sm.base + Traits::kOffVtStage + Traits::kVtReadyOffset);
   }
 
+  // --- V^T made by the producer warps, shared (Traits::kVtWarps, Fp8Args::vt_sync) ---
+  // Warps 1..3 as one team take V^T blocks in the launch's queue order
+  // (fa3_fp8_vt_tasks.h, one task per key block) and make each by TMA both ways
+  // through a stage of V rows and one of V^T: the team's first thread loads a
+  // block's rows (the in-kernel transpose's map), the three warps
+  // transpose them as the in-kernel transpose does (transpose_units), and the
+  // first thread stores the V^T stage with V^T's map (the inverse of the TMA
+  // thread's V^T load), loads its next block, and counts the stored one
+  // once its store is complete. Each block once per launch, not once per tile.
+  static __device__ __forceinline__ uint8_t* vt_rows_stage(const Smem<Traits>& sm) {
+    return sm.base + Traits::kOffVtStage;
+  }
+  static __device__ __forceinline__ uint8_t* vt_out_stage(const Smem<Traits>& sm) {
+    return sm.base + Traits::kOffVtStage + Traits::kKVBytes;
+  }
+  static __device__ __forceinline__ volatile uint32_t* vt_team_end(const Smem<Traits>& sm) {
+    return reinterpret_cast<volatile uint32_t*>(sm.base + Traits::kOffVtStage + Traits::kVtEndOffset);
+  }
+  static __device__ __forceinline__ sm90::MBarrier& vt_rows_full(const Smem<Traits>& sm) {
+    return *reinterpret_cast<sm90::MBarrier*>(sm.base + Traits::kOffVtStage + Traits::kVtBarOffset);
+  }
+
+  // The team's first thread: queue block t's rows requested into the rows stage;
+  // or, past the queue's end, the end word set and the barrier completed with no
+  // bytes. Block b of the launch takes queue blocks b, b + grid, ...: every block
+  // starts its team at once, so no counter is needed (an atomic one spilled the
+  // thread's registers).
+  static __device__ __forceinline__ int vt_load(const Fp8Args& a, const Smem<Traits>& sm, int t) {
+    const int pairs = a.batch * a.heads_kv;
+    if (t >= pairs * a.vt_blocks) {
+      *vt_team_end(sm) = 1;
+      vt_rows_full(sm).arrive();  // release: the end word is visible to the waiters
+      return -1;
+    }
+    const Fp8VtTask task = fp8_vt_task_at(t, pairs, a.vt_blocks, 1, a.vt_group);
+    const int b = task.pair / a.heads_kv;
+    vt_rows_full(sm).arrive_expect_tx(Traits::kKVBytes);
+    for (int p = 0; p < Traits::kQKPanels; ++p)
+      sm90::tma_load_4d(vt_rows_stage(sm) + p * Traits::kKPanelBytes, &a.tma_v, &vt_rows_full(sm).word,
+                        p * Traits::kQKPanelW, task.block * BN, task.pair - b * a.heads_kv, b);
+    return t;
+  }
+
+  static __device__ __forceinline__ void vt_team(const Fp8Args& a, const Smem<Traits>& sm) {
+    const int tw = threadIdx.x / 32 - 1;
+    const bool lead = threadIdx.x == 32;
+    const TransposeLane lane(tw);
+    const uint32_t sel_lo = transpose_selector();
+    const int pairs = a.batch * a.heads_kv;
+    int t = lead ? vt_load(a, sm, blockIdx.x) : -1;  // the lead's block in the rows stage
+    for (uint32_t it = 0;; ++it) {
+      vt_rows_full(sm).wait(it & 1);
+      if (*vt_team_end(sm)) break;
+      transpose_units(smem_addr(vt_rows_stage(sm)), smem_addr(vt_out_stage(sm)), lane, tw, sel_lo);
+      sm90::fence_proxy_async_smem();  // the V^T stage, visible to the TMA store
+      sm90::named_barrier_sync(kTransposeBar, kTransposeThreads);  // and the rows stage read
+      if (lead) {
+        const int stored = t;
+        {
+          const Fp8VtTask task = fp8_vt_task_at(stored, pairs, a.vt_blocks, 1, a.vt_group);
+          const int b = task.pair / a.heads_kv;
+          for (int p = 0; p < Traits::kVPanels; ++p)
+            sm90::tma_store_4d(&a.tma_vt, vt_out_stage(sm) + p * Traits::kVPanelBytes,
+                               task.block * BN + p * Traits::kVPanelW, 0, task.pair - b * a.heads_kv, b);
+        }
+        sm90::bulk_commit();
+        sm90::bulk_wait_read<0>();  // the V^T stage may be written again
+        t = vt_load(a, sm, stored + gridDim.x);  // the next block's rows in flight during the wait below
+        sm90::bulk_wait<0>();         // the stored block is written
+        // Decoded again rather than kept: the producer warps hold 32 registers.
+        const Fp8VtTask task = fp8_vt_task_at(stored, pairs, a.vt_blocks, 1, a.vt_group);
+        fence_proxy_async_global();
+        red_release_gpu_add(a.vt_sync + kVtCountWords + task.pair * a.vt_blocks + task.block, unsigned(BN / 32));
+        red_release_gpu_add(a.vt_sync + kVtDoneWord, unsigned(BN / 32));
+      }
+    }
+  }
+
   // --- In-kernel V transpose (Traits::kTransposeV) ---------------------------
   // Staging stage s of V's rows (laid out as K's), the barrier its TMA completes,
   // and the one the transposing warps release it by.
@@ -746,6 +824,14 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
     }
     __syncthreads();
   }
+  if constexpr (Traits::kVtWarps) {  // the V^T team's barrier and end word
+    if (threadIdx.x == 0) {
+      Fwd::vt_rows_full(sm).init(1);
+      *Fwd::vt_team_end(sm) = 0;
+      sm90::fence_barrier_init();
+    }
+    __syncthreads();
+  }
 
   if (wg == 0) {  // producer warpgroup
     sm90::regs_release<Traits::kProducerRegs>();
@@ -758,9 +844,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa3_fp8_fwd_kernel(const 
     } else if constexpr (Traits::kTransposeV) {
       if (threadIdx.x >= 32) Fwd::transposer(sm);
     } else if constexpr (Traits::kVtWarps) {
-      if (threadIdx.x >= 32 && args.vt_sync)
-        vt_worker<Traits::kHeadDim, Traits::kBlockN>(
-            args, sm.base + Traits::kOffVtStage + (threadIdx.x / 32 - 1) * 32 * Traits::kHeadDim);
+      if (threadIdx.x >= 32 && args.vt_sync) Fwd::vt_team(args, sm);
     }
   } else {  // consumer warpgroups
     sm90::regs_acquire<Traits::kConsumerRegs>();

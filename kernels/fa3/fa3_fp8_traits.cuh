@@ -75,8 +75,12 @@ struct Fa3Fp8Traits {
   static constexpr bool kVtWarps = ShareVt && VtWarps;
   static_assert(!ShareVt || fp8_tile_can_share_vt(BlockM, TransposeV),
                 "V^T shared by the producer warps: three consumer warpgroups, no in-kernel transpose");
-  static constexpr int kVtStageBytes = kShareVt ? 3 * 32 * HeadDim + 16 : 0;
-  static constexpr int kVtReadyOffset = 3 * 32 * HeadDim;  // inside the stages' region
+  // Where the producer warps make V^T: a stage of V rows and one of V^T (one K/V
+  // stage each), then the TMA thread's note, the team's end word and the rows'
+  // barrier (fa3_fp8_kernel.cuh, vt_team).
+  static constexpr int kVtStageBytes = kShareVt ? 2 * kKVBytes + 32 : 0;
+  static constexpr int kVtReadyOffset = 2 * kKVBytes;  // inside the stages' region
+  static constexpr int kVtEndOffset = kVtReadyOffset + 4, kVtBarOffset = kVtReadyOffset + 8;
   // Shared memory with two Q slots and no O tile (+ 1024: slack to align the base).
   static constexpr int kBytesTwoQ =
       2 * kQBytes + (2 * Stages + kVRowStages) * kKVBytes + kVtStageBytes + kBarBytes(2) + 1024;

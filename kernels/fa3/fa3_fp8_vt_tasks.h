@@ -3,14 +3,15 @@
 // Host and device (no CUDA types), so that a CPU test holds the order
 // (tests/test_fa3_fp8_vt_tasks.cpp); the kernel side is fa3_fp8_vt_tasks.cuh.
 //
-// A task is 32 keys x head_dim of one (batch, kv head) pair: one warp reads
-// those V rows from global memory and writes the V^T columns (the pre-pass's
-// layout and key order, fa3_fp8_kernel.cuh). block_n / 32 tasks make the V^T
-// block a K/V stage loads; its count word says how many of them are done. The
+// A task is a key block of one (batch, kv head) pair, block_n keys x head_dim:
+// V's rows read, V^T's columns written (the pre-pass's layout and key order,
+// fa3_fp8_kernel.cuh), the block a K/V stage loads. Its count word counts 32-key
+// units: it reaches block_n / 32 when the block is written (the makers add them
+// at once; the queue's order can also list a block's units one by one). The
 // queue lists the pairs in groups (the pairs whose tiles run in one round of
 // the persistent list), each group's key blocks last first (the order every
 // tile walks its blocks in), the group's pairs inside each block, a block's
-// 32-key units innermost: so the blocks the first tiles need come first.
+// units innermost: so the blocks the first tiles need come first.
 #pragma once
 #include <cstdint>
 
@@ -71,10 +72,9 @@ inline int fp8_vt_task_group(bool causal, int grid, int num_m_blocks, int group_
   return g < 1 ? 1 : g;
 }
 
-// Synchronisation words: the queue's counter (tasks taken), the units done in
-// all, then one count of units done per (pair, key block); padded to 256
-// bytes. Zeroed before each launch.
-constexpr int kVtQueueWord = 0, kVtDoneWord = 1, kVtCountWords = 2;
+// Synchronisation words: the units done in all, then one count of units done
+// per (pair, key block); padded to 256 bytes. Zeroed before each launch.
+constexpr int kVtDoneWord = 0, kVtCountWords = 1;
 inline int64_t fp8_vt_sync_words(int pairs, int blocks) { return kVtCountWords + int64_t(pairs) * blocks; }
 inline int64_t fp8_vt_sync_bytes(int pairs, int blocks) { return (fp8_vt_sync_words(pairs, blocks) * 4 + 255) / 256 * 256; }
 
