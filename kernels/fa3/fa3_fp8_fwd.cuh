@@ -44,7 +44,7 @@ struct Fp8FwdParams {
   // use (the kernel leaves its counts at 0); nullptr: no split.
   void* split_ws = nullptr;
   // Words of fp8_vt_sync_bytes(): the attention kernel makes V^T itself (in
-  // vt), its producer's idle warps off a task queue (fa3_fp8_vt_tasks.h), and no
+  // vt), its producer's idle warps in the queue's order (fa3_fp8_vt_tasks.h), and no
   // pre-pass runs; zeroed before each launch by one memset that clears the
   // split counts too, so split_ws, where set, must follow these words directly
   // (fp8_vt_sync_reset refuses it otherwise). nullptr, or a tile without

@@ -12,9 +12,9 @@
 //                        (full/empty mbarriers, as the bf16 kernel). With
 //                        Traits::kShareVt and Fp8Args::vt_sync (fp8_check's
 //                        vs variant only) there is no pre-pass either: the
-//                        other three warps write V^T to global memory off a
-//                        queue of tasks (fa3_fp8_vt_tasks.cuh), and the TMA
-//                        thread waits for each V^T block's count. With
+//                        other three warps make V^T blocks by TMA both ways in
+//                        the queue's order (vt_team, fa3_fp8_vt_tasks.h), and
+//                        the TMA thread waits for each V^T block's count. With
 //                        Traits::kTransposeV there is no pre-pass: TMA loads
 //                        V's rows into a staging ring and the producer's other
 //                        three warps transpose each block into the V^T ring
@@ -225,6 +225,12 @@ struct Fa3Fp8Fwd {
   // first thread stores the V^T stage with V^T's map (the inverse of the TMA
   // thread's V^T load), loads its next block, and counts the stored one
   // once its store is complete. Each block once per launch, not once per tile.
+  // A block's TMA thread may wait for a V^T block another block makes, so every
+  // block of the launch must be resident at once: true of the persistent grid
+  // on a GPU that runs nothing else, not promised where other work or an SM
+  // limit (MPS) holds SMs back; hence fp8_check's `vs` only (PERF_NOTES
+  // fa3-fp8-vt-team), until a queue taken by running blocks (which spilled the
+  // first thread's registers) or a launch that checks residency replaces it.
   static __device__ __forceinline__ uint8_t* vt_rows_stage(const Smem<Traits>& sm) {
     return sm.base + Traits::kOffVtStage;
   }

@@ -61,12 +61,11 @@ struct Fa3Fp8Traits {
   static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowSlots) * 8; }
   // ShareVt: producer warps 1..3 may make V^T for the whole launch instead of
-  // the pre-pass (Fp8Args::vt_sync, fa3_fp8_vt_tasks.cuh); fp8_check's `vs`
-  // variant only: in the paper sweep it measured 0.99 of the pre-pass's time at
-  // hd128 from 8192 tokens (PERF_NOTES fa3-fp8-vt-shared). Which tiles may:
-  // fp8_tile_can_share_vt. Each warp stages 32 keys x head_dim of V rows; one
-  // more word notes, for the TMA thread, that every V^T block is written (in a
-  // register of its loop it spilled).
+  // the pre-pass (Fp8Args::vt_sync; fa3_fp8_kernel.cuh vt_team); fp8_check's
+  // `vs` variant only (PERF_NOTES fa3-fp8-vt-team: it needs every block of the
+  // launch resident at once). Which tiles may: fp8_tile_can_share_vt. The warps
+  // stage one block of V rows and one of V^T; one more word notes, for the TMA
+  // thread, that every V^T block is written (in a register of its loop it spilled).
   static constexpr bool kShareVt = ShareVt;
   // Who makes that V^T: producer warps 1..3 (true), or a kernel of its own on
   // a few SMs launched just before this one (false: fa3_fp8_vt_maker.cuh,
