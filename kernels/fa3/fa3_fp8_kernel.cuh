@@ -244,6 +244,26 @@ struct Fa3Fp8Fwd {
     return *reinterpret_cast<sm90::MBarrier*>(sm.base + Traits::kOffVtStage + Traits::kVtBarOffset);
   }
 
+  // A whole V^T block's two TMA steps, the team's and the maker kernel's
+  // (fa3_fp8_vt_maker.cuh): task's V rows into `rows` (laid out as a K stage,
+  // the in-kernel transpose's map), `bar` expecting their bytes; and the V^T
+  // stage at `vt` stored with V^T's map (the inverse of the TMA thread's V^T
+  // load), not yet committed.
+  static __device__ __forceinline__ void load_vt_rows(const Fp8Args& a, const Fp8VtTask& task, uint8_t* rows,
+                                                      sm90::MBarrier& bar) {
+    const int b = task.pair / a.heads_kv;
+    bar.arrive_expect_tx(Traits::kKVBytes);
+    for (int p = 0; p < Traits::kQKPanels; ++p)
+      sm90::tma_load_4d(rows + p * Traits::kKPanelBytes, &a.tma_v, &bar.word, p * Traits::kQKPanelW, task.block * BN,
+                        task.pair - b * a.heads_kv, b);
+  }
+  static __device__ __forceinline__ void store_vt(const Fp8Args& a, const Fp8VtTask& task, const uint8_t* vt) {
+    const int b = task.pair / a.heads_kv;
+    for (int p = 0; p < Traits::kVPanels; ++p)
+      sm90::tma_store_4d(&a.tma_vt, vt + p * Traits::kVPanelBytes, task.block * BN + p * Traits::kVPanelW, 0,
+                         task.pair - b * a.heads_kv, b);
+  }
+
   // The team's first thread: queue block t's rows requested into the rows stage;
   // or, past the queue's end, the end word set and the barrier completed with no
   // bytes. Block b of the launch takes queue blocks b, b + grid, ...: every block
@@ -256,12 +276,7 @@ struct Fa3Fp8Fwd {
       vt_rows_full(sm).arrive();  // release: the end word is visible to the waiters
       return -1;
     }
-    const Fp8VtTask task = fp8_vt_task_at(t, pairs, a.vt_blocks, 1, a.vt_group);
-    const int b = task.pair / a.heads_kv;
-    vt_rows_full(sm).arrive_expect_tx(Traits::kKVBytes);
-    for (int p = 0; p < Traits::kQKPanels; ++p)
-      sm90::tma_load_4d(vt_rows_stage(sm) + p * Traits::kKPanelBytes, &a.tma_v, &vt_rows_full(sm).word,
-                        p * Traits::kQKPanelW, task.block * BN, task.pair - b * a.heads_kv, b);
+    load_vt_rows(a, vt_block_task(a, t, pairs), vt_rows_stage(sm), vt_rows_full(sm));
     return t;
   }
 
@@ -280,22 +295,13 @@ struct Fa3Fp8Fwd {
       sm90::named_barrier_sync(kTransposeBar, kTransposeThreads);  // and the rows stage read
       if (lead) {
         const int stored = t;
-        {
-          const Fp8VtTask task = fp8_vt_task_at(stored, pairs, a.vt_blocks, 1, a.vt_group);
-          const int b = task.pair / a.heads_kv;
-          for (int p = 0; p < Traits::kVPanels; ++p)
-            sm90::tma_store_4d(&a.tma_vt, vt_out_stage(sm) + p * Traits::kVPanelBytes,
-                               task.block * BN + p * Traits::kVPanelW, 0, task.pair - b * a.heads_kv, b);
-        }
+        store_vt(a, vt_block_task(a, stored, pairs), vt_out_stage(sm));
         sm90::bulk_commit();
         sm90::bulk_wait_read<0>();  // the V^T stage may be written again
         t = vt_load(a, sm, stored + gridDim.x);  // the next block's rows in flight during the wait below
         sm90::bulk_wait<0>();         // the stored block is written
         // Decoded again rather than kept: the producer warps hold 32 registers.
-        const Fp8VtTask task = fp8_vt_task_at(stored, pairs, a.vt_blocks, 1, a.vt_group);
-        fence_proxy_async_global();
-        red_release_gpu_add(a.vt_sync + kVtCountWords + task.pair * a.vt_blocks + task.block, unsigned(BN / 32));
-        red_release_gpu_add(a.vt_sync + kVtDoneWord, unsigned(BN / 32));
+        vt_block_done<BN>(a, vt_block_task(a, stored, pairs));
       }
     }
   }

@@ -41,17 +41,6 @@ struct VtMaker {
   static_assert(kRowStages >= 2 && kSmemBytes <= 227 * 1024, "the maker's stages fit one SM");
 };
 
-// Block `block` of pair `pair` is in V^T: its count, and the total, by the units
-// the attention kernel's wait counts (block_n / 32 per block). The caller has
-// seen the block's store complete; the proxy fence orders that write before the
-// release.
-template <int BlockN>
-__device__ __forceinline__ void vt_block_done(const Fp8Args& a, int pair, int block) {
-  fence_proxy_async_global();
-  red_release_gpu_add(a.vt_sync + kVtCountWords + pair * a.vt_blocks + block, unsigned(BlockN / 32));
-  red_release_gpu_add(a.vt_sync + kVtDoneWord, unsigned(BlockN / 32));
-}
-
 template <typename Traits>
 __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(const __grid_constant__ Fp8Args a) {
 #if FA_SM90A_ENABLED
@@ -74,13 +63,9 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
       sm90::tma_prefetch_map(&a.tma_v);
       int k = 0;
       for (int t = blockIdx.x; t < total; t += gridDim.x, ++k) {
-        const Fp8VtTask task = fp8_vt_task_at(t, pairs, a.vt_blocks, 1, a.vt_group);
-        const int b = task.pair / a.heads_kv, h = task.pair - b * a.heads_kv, s = k % R;
+        const int s = k % R;
         empty[s].wait(((k / R) & 1) ^ 1);
-        full[s].arrive_expect_tx(M::kBlockBytes);
-        for (int p = 0; p < Traits::kQKPanels; ++p)
-          sm90::tma_load_4d(base + s * M::kBlockBytes + p * Traits::kKPanelBytes, &a.tma_v, &full[s].word,
-                            p * Traits::kQKPanelW, task.block * BN, h, b);
+        Fwd::load_vt_rows(a, vt_block_task(a, t, pairs), base + s * M::kBlockBytes, full[s]);
       }
     }
     return;
@@ -100,15 +85,12 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
     sm90::named_barrier_sync(1 + team, 96);
     if (issuer) {
       empty[s].arrive();  // the team's reads of the rows are done
-      const Fp8VtTask task = fp8_vt_task_at(t, pairs, a.vt_blocks, 1, a.vt_group);
-      const int b = task.pair / a.heads_kv, h = task.pair - b * a.heads_kv;
-      for (int p = 0; p < Traits::kVPanels; ++p)
-        sm90::tma_store_4d(&a.tma_vt, out + p * Traits::kVPanelBytes, task.block * BN + p * Traits::kVPanelW, 0, h,
-                           b);
+      const Fp8VtTask task = vt_block_task(a, t, pairs);
+      Fwd::store_vt(a, task, out);
       sm90::bulk_commit();
       if (prev.pair >= 0) {
         sm90::bulk_wait<1>();  // the team's previous store is written
-        vt_block_done<BN>(a, prev.pair, prev.block);
+        vt_block_done<BN>(a, prev);
       }
       prev = task;
       sm90::bulk_wait_read<0>();  // this store has read the stage
@@ -117,7 +99,7 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
   }
   if (issuer && prev.pair >= 0) {
     sm90::bulk_wait<0>();
-    vt_block_done<BN>(a, prev.pair, prev.block);
+    vt_block_done<BN>(a, prev);
   }
 #endif
 }
