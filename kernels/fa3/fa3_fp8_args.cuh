@@ -48,14 +48,12 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   int num_items, split_from, split_k;
   float* split_partials;  // per piece and consumer thread: O (head_dim / 2 floats), m[2], l[2]
   unsigned* split_counts;  // per split tile and consumer warp: pieces done (the last sets it back to 0)
-  // V^T made by the kernel's own producer warps (fa3_fp8_vt_tasks.h); vt_sync
-  // null where the pre-pass wrote it. Its words: the queue's tasks taken, the
-  // tasks done, then per (pair, key block) its tasks done.
+  // V^T shared by the launch, made by its producer warps or by a maker kernel
+  // beside it (fa3_fp8_vt_tasks.h); vt_sync null where the pre-pass wrote it. Its
+  // words: the 32-key units done in all, then per (pair, key block) its units
+  // done. The blocks are read and written through tma_v and tma_vt.
   unsigned* vt_sync;
-  const uint8_t* v;  // V codes, BSHD, and their strides in bytes
-  uint8_t* vt;       // [batch, heads_kv, head_dim, seqlen_vt]
-  int64_t v_batch_stride, v_row_stride, v_head_stride;
-  int seqlen_vt, vt_blocks, vt_group, vt_tasks;  // padded keys; key blocks per pair; queue group; queue length
+  int vt_blocks, vt_group, vt_tasks;  // key blocks per pair; queue group; units in all
   // O (bf16, BSHD) for the TMA stores of Fa3Fp8Traits::kTmaStoreO: 64 columns x
   // 64 rows per box. Last, so that the fields above keep their offsets.
   CUtensorMap tma_o;

@@ -252,9 +252,6 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   a.vt_sync = nullptr;
   if (Traits::kShareVt && p.vt_sync) {
     a.vt_sync = static_cast<unsigned*>(p.vt_sync);
-    a.v = p.v, a.vt = p.vt;
-    a.v_batch_stride = p.v_batch_stride, a.v_row_stride = p.v_row_stride, a.v_head_stride = p.v_head_stride;
-    a.seqlen_vt = fp8_vt_seqlen(p.seqlen_k);
     a.vt_blocks = fp8_vt_blocks(p, BN);
     const int pairs = p.batch * p.heads_kv;
     a.vt_group = fp8_vt_task_group(p.causal, grid, a.schedule.num_m_blocks, a.schedule.group_bh,
