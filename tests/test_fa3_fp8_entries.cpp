@@ -12,6 +12,7 @@
 #include "common/problem_params.h"
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_split.h"
+#include "fa3/fa3_fp8_vt_tasks.h"
 #include "registry/kernel.h"
 
 namespace fa {
@@ -72,22 +73,41 @@ TEST(Fa3Fp8Entries, TheRegisteredTilesAndOneDefaultPerHeadDim) {
   EXPECT_EQ(entries.size(), expected);
 }
 
-// Beyond fp8_vt_in_kernel's lengths: V^T for the pre-pass; up to them, none.
+// The words by which the producer warps of three-warpgroup tiles share the V^T
+// they make (fa3_fp8_vt_tasks.h), up to kFp8VtSharedMaxSeqlenQ queries: batch
+// 2 x 2 kv heads, seqlen_k keys.
+int64_t shared_vt_words(const GpuKernelEntry* e, int seqlen_q, int seqlen_k) {
+  const bool shared = fp8_tile_can_share_vt(e->block_m, false) && seqlen_q <= kFp8VtSharedMaxSeqlenQ;
+  return shared ? fp8_vt_sync_bytes(2 * 2, (seqlen_k + e->block_n - 1) / e->block_n) : 0;
+}
+
+// Beyond fp8_vt_in_kernel's lengths: V^T (and, on three-warpgroup tiles up to
+// kFp8VtSharedMaxSeqlenQ queries, the words that share it); up to them, none.
 // 16 SMs: every tile count here is a multiple, so no split tail is planned.
-TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyForThePrePass) {
+TEST(Fa3Fp8Entries, WorkspaceHoldsVTransposedWithKeysPaddedTo64OnlyBeyondTheInKernelLengths) {
   for (const GpuKernelEntry* e : fp8_entries()) {
-    AttnParams pre_pass = make_params(e4m3(e->head_dim, 4096, 1000), ElemType::e4m3);
-    pre_pass.num_sms = 16;
-    EXPECT_EQ(e->workspace_bytes(pre_pass), int64_t(2) * 2 * e->head_dim * 1024) << e->head_dim;
+    for (int sq : {4096, 4 * kFp8VtSharedMaxSeqlenQ}) {
+      AttnParams beyond = make_params(e4m3(e->head_dim, sq, 1000), ElemType::e4m3);
+      beyond.num_sms = 16;
+      EXPECT_EQ(e->workspace_bytes(beyond), int64_t(2) * 2 * e->head_dim * 1024 + shared_vt_words(e, sq, 1000))
+          << e->head_dim << " " << e->block_m << " " << sq;
+    }
     AttnParams in_kernel = make_params(e4m3(e->head_dim, 512, 1000), ElemType::e4m3);
     in_kernel.num_sms = 16;
     EXPECT_EQ(e->workspace_bytes(in_kernel), 0) << e->head_dim;
   }
 }
 
+// The producer warps make V^T past the in-kernel lengths and up to the shared
+// limit: a range that exists at hd128, the one head dim with a three-warpgroup tile.
+TEST(Fa3Fp8Entries, SharedVTransposedStartsWhereTheInKernelTransposeEnds) {
+  EXPECT_LT(fp8_vt_in_kernel_max_seqlen_q(128, false), kFp8VtSharedMaxSeqlenQ);
+  EXPECT_LT(fp8_vt_in_kernel_max_seqlen_q(128, true), kFp8VtSharedMaxSeqlenQ);
+}
+
 // With a last round to split (132 SMs: 17 m_blocks x 16 heads leave 8 tiles;
 // at least 2176 queries, past every in-kernel transpose's non-causal lengths),
-// the split tail's workspace follows V^T (fa3_fp8_split.h); causal rows do not split.
+// the split tail's workspace follows V^T and the words (fa3_fp8_split.h); causal rows do not split.
 TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
   for (const GpuKernelEntry* e : fp8_entries()) {
     AttnProblem prob = e4m3(e->head_dim, 17 * e->block_m, 4096);
@@ -96,7 +116,7 @@ TEST(Fa3Fp8Entries, WorkspaceAddsTheSplitTailAfterVTransposed) {
     p.num_sms = 132;
     const Fp8SplitPlan sp = fp8_split_plan(17 * 16, 132, 4096 / e->block_n);
     ASSERT_GT(sp.k, 1) << e->block_m;
-    const int64_t vt = int64_t(2) * 2 * e->head_dim * 4096;
+    const int64_t vt = int64_t(2) * 2 * e->head_dim * 4096 + shared_vt_words(e, prob.seqlen_q, 4096);
     EXPECT_EQ(e->workspace_bytes(p), vt + fp8_split_bytes(sp, e->block_m, e->head_dim)) << e->head_dim;
     prob.causal = true;
     AttnParams causal = make_params(prob, ElemType::e4m3);

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fa3/fa3_fp8_vt_tasks.h"
@@ -12,55 +12,44 @@
 namespace fa {
 namespace {
 
-std::vector<Fp8VtTask> queue(int pairs, int blocks, int units, int group) {
+std::vector<Fp8VtTask> queue(int pairs, int blocks, int group) {
   std::vector<Fp8VtTask> q;
-  for (int t = 0; t < pairs * blocks * units; ++t) q.push_back(fp8_vt_task_at(t, pairs, blocks, units, group));
+  for (int t = 0; t < pairs * blocks; ++t) q.push_back(fp8_vt_task_at(t, pairs, blocks, group));
   return q;
 }
 
-// Every (pair, block, unit) exactly once, whatever the group (the last one short).
-TEST(Fa3Fp8VtTasks, TheQueueHoldsEveryUnitOnce) {
+// Every (pair, block) exactly once, whatever the group (the last one short).
+TEST(Fa3Fp8VtTasks, TheQueueHoldsEveryBlockOnce) {
   for (int group : {1, 3, 5, 6, 7}) {
-    const int pairs = 7, blocks = 4, units = 4;
-    std::set<std::tuple<int, int, int>> seen;
-    for (const Fp8VtTask& t : queue(pairs, blocks, units, group)) {
+    const int pairs = 7, blocks = 4;
+    std::set<std::pair<int, int>> seen;
+    for (const Fp8VtTask& t : queue(pairs, blocks, group)) {
       ASSERT_GE(t.pair, 0);
       ASSERT_LT(t.pair, pairs);
       ASSERT_GE(t.block, 0);
       ASSERT_LT(t.block, blocks);
-      ASSERT_GE(t.unit, 0);
-      ASSERT_LT(t.unit, units);
-      EXPECT_TRUE(seen.insert({t.pair, t.block, t.unit}).second) << "group " << group;
+      EXPECT_TRUE(seen.insert({t.pair, t.block}).second) << "group " << group;
     }
-    EXPECT_EQ(seen.size(), size_t(pairs * blocks * units)) << "group " << group;
+    EXPECT_EQ(seen.size(), size_t(pairs * blocks)) << "group " << group;
   }
 }
 
-// A group's blocks come last first, its pairs inside each block, units
-// innermost: the first tasks are the last block of the first group's pairs,
-// which is where every tile of the first round starts.
+// A group's blocks come last first, its pairs inside each block: the first
+// tasks are the last block of the first group's pairs, which is where every
+// tile of the first round starts.
 TEST(Fa3Fp8VtTasks, TheFirstGroupsLastBlocksComeFirst) {
-  const std::vector<Fp8VtTask> q = queue(5, 3, 2, 2);  // groups {0, 1}, {2, 3}, {4}
-  const Fp8VtTask want[] = {{0, 2, 0}, {0, 2, 1}, {1, 2, 0}, {1, 2, 1}, {0, 1, 0}, {0, 1, 1},
-                            {1, 1, 0}, {1, 1, 1}, {0, 0, 0}, {0, 0, 1}, {1, 0, 0}, {1, 0, 1},
-                            {2, 2, 0}};
+  const std::vector<Fp8VtTask> q = queue(5, 3, 2);  // groups {0, 1}, {2, 3}, {4}
+  const Fp8VtTask want[] = {{0, 2}, {1, 2}, {0, 1}, {1, 1}, {0, 0}, {1, 0}, {2, 2}, {3, 2}, {2, 1}};
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); ++i) {
     EXPECT_EQ(q[i].pair, want[i].pair) << i;
     EXPECT_EQ(q[i].block, want[i].block) << i;
-    EXPECT_EQ(q[i].unit, want[i].unit) << i;
   }
-  // The short last group (pair 4 alone) ends the queue with its block 0.
-  EXPECT_EQ(q.back().pair, 4);
-  EXPECT_EQ(q.back().block, 0);
-  EXPECT_EQ(q.back().unit, 1);
-}
-
-// Units of the padded V^T row (a multiple of 64 keys) per block of block_n keys.
-TEST(Fa3Fp8VtTasks, BlockUnitsStopAtThePaddedRow) {
-  EXPECT_EQ(fp8_vt_block_units(0, 128, 4096), 4);
-  EXPECT_EQ(fp8_vt_block_units(31, 128, 4096), 4);
-  EXPECT_EQ(fp8_vt_block_units(1, 128, 192), 2);  // keys 128..191
-  EXPECT_EQ(fp8_vt_block_units(2, 256, 576), 2);  // keys 512..575
+  // The short last group (pair 4 alone) ends the queue with its blocks, last first.
+  ASSERT_EQ(q.size(), 15u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(q[12 + i].pair, 4);
+    EXPECT_EQ(q[12 + i].block, 2 - i);
+  }
 }
 
 // The group: the pairs of one round of the list.

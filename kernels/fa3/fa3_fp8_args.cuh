@@ -50,10 +50,10 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   unsigned* split_counts;  // per split tile and consumer warp: pieces done (the last sets it back to 0)
   // V^T shared by the launch, made by its producer warps or by a maker kernel
   // beside it (fa3_fp8_vt_tasks.h); vt_sync null where the pre-pass wrote it. Its
-  // words: the 32-key units done in all, then per (pair, key block) its units
-  // done. The blocks are read and written through tma_v and tma_vt.
+  // words: fa3_fp8_vt_tasks.h. The blocks are read and written through tma_v
+  // and tma_vt.
   unsigned* vt_sync;
-  int vt_blocks, vt_group, vt_tasks;  // key blocks per pair; queue group; units in all
+  int vt_blocks, vt_group, vt_tasks;  // key blocks per pair; queue group; blocks in all
   // O (bf16, BSHD) for the TMA stores of Fa3Fp8Traits::kTmaStoreO: 64 columns x
   // 64 rows per box. Last, so that the fields above keep their offsets.
   CUtensorMap tma_o;

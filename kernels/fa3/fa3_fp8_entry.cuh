@@ -1,8 +1,11 @@
 // fa3's FP8 (e4m3) forward as the registry sees it: AttnParams (e4m3 codes,
 // their descales, V^T in the workspace) to Fp8FwdParams, and one launch
 // sequence: the attention kernel that transposes V itself where
-// fp8_vt_in_kernel says (short queries), else the V^T pre-pass and the
-// attention kernel, so that a row's timing includes the pre-pass. One instance
+// fp8_vt_in_kernel says (short queries); else, on tiles with three consumer
+// warpgroups up to kFp8VtSharedMaxSeqlenQ, a memset of the words by which the
+// kernel's producer warps share the V^T they make, and the attention kernel;
+// else the V^T pre-pass and the attention kernel; so that a row's timing
+// includes making V^T. One instance
 // per registered tile (instances.cmake); the exponentials as
 // fp8_default_poly_every says for the head_dim.
 #pragma once
@@ -36,7 +39,18 @@ template <typename Elem, int HeadDim, int BlockM, int BlockN, int Warps, int Sta
 struct Fa3Fp8Kernel {
   using Traits = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim)>;
   using TraitsVtInKernel = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), true>;
+  // Past fp8_vt_in_kernel's lengths and up to kFp8VtSharedMaxSeqlenQ, tiles
+  // with three consumer warpgroups make V^T with their producer warps, shared by
+  // the launch, instead of the pre-pass (fa3_fp8_kernel.cuh, vt_team).
+  static constexpr bool kSharesVt = fp8_tile_can_share_vt(BlockM, false);
+  using TraitsSharedVt =
+      std::conditional_t<kSharesVt,
+                         Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), false, true>,
+                         Traits>;
   static bool vt_in_kernel(const AttnParams& p) { return fp8_vt_in_kernel(HeadDim, p.causal, p.seqlen_q); }
+  static bool vt_shared(const AttnParams& p) {
+    return kSharesVt && !vt_in_kernel(p) && p.seqlen_q <= kFp8VtSharedMaxSeqlenQ;
+  }
   static_assert(std::is_same_v<Elem, uint8_t>, "fa3 fp8: e4m3 inputs are one-byte codes");
   static_assert(Warps * 32 == Traits::kThreads, "fa3 fp8: warps must be 4 * (block_m / 64 + 1)");
 
@@ -63,14 +77,19 @@ struct Fa3Fp8Kernel {
     return f;
   }
 
-  // V^T for the pre-pass: [batch, heads_kv, head_dim, seqlen_k rounded up to 64],
-  // then (from a 256-byte boundary) the split tail's workspace, which only runs
-  // with the pre-pass: the pre-pass zeroes its counts (fa3_fp8_fwd.cuh).
+  // V^T: [batch, heads_kv, head_dim, seqlen_k rounded up to 64]; where the
+  // producer warps make it, their words (fa3_fp8_vt_tasks.h); then (from a
+  // 256-byte boundary) the split tail's workspace, which never runs with the
+  // in-kernel transpose: the pre-pass, or the memset of the words, zeroes its
+  // counts (fa3_fp8_fwd.cuh), which is why it follows the words directly.
   static int64_t vt_bytes_padded(const Fp8FwdParams& f) { return (fp8_vt_bytes(f) + 255) / 256 * 256; }
+  static int64_t vt_sync_bytes(const AttnParams& p, const Fp8FwdParams& f) {
+    return vt_shared(p) ? fp8_vt_sync_bytes(f, BlockN) : 0;
+  }
   static int64_t workspace_bytes(const AttnParams& p) {
     if (vt_in_kernel(p)) return 0;
     const Fp8FwdParams f = fp8_params(p);
-    return vt_bytes_padded(f) + fp8_split_bytes(f, BlockM, BlockN);
+    return vt_bytes_padded(f) + vt_sync_bytes(p, f) + fp8_split_bytes(f, BlockM, BlockN);
   }
 
   // Asked before buffers exist (the registry's refusal has null pointers and no
@@ -97,9 +116,15 @@ struct Fa3Fp8Kernel {
     if (!f.q_descale.ptr || !f.k_descale.ptr || !f.v_descale.ptr ||
         (!in_kernel && (!f.vt || p.workspace_bytes < needed)) || unsupported(p))
       return int(cudaErrorInvalidValue);
-    if (!in_kernel && needed > vt_bytes_padded(f)) f.split_ws = f.vt + vt_bytes_padded(f);
-    const cudaError_t err = in_kernel ? fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream)
-                                      : fa3_fp8_fwd_tile<Traits>(f, stream);  // the V^T pre-pass, then attention
+    const bool shared = vt_shared(p);
+    const int64_t before_split = vt_bytes_padded(f) + vt_sync_bytes(p, f);
+    if (shared) f.vt_sync = f.vt + vt_bytes_padded(f);
+    if (!in_kernel && needed > before_split) f.split_ws = f.vt + before_split;
+    // In the kernel; the producer warps' V^T (the words zeroed first); or the V^T pre-pass; then attention.
+    cudaError_t err;
+    if (in_kernel) err = fa3_fp8_fwd_tile<TraitsVtInKernel>(f, stream);
+    else if (shared) err = fa3_fp8_fwd_tile<TraitsSharedVt>(f, stream);
+    else err = fa3_fp8_fwd_tile<Traits>(f, stream);
     if (Fault != Fa3Fp8Fault::v_descale_twice || err != cudaSuccess) return int(err);
     fa3::fp8_fault_scale_o<<<dim3(p.seqlen_q, p.heads, p.batch), 128, 0, stream>>>(
         static_cast<__nv_bfloat16*>(p.o), f.v_descale, p.seqlen_q, p.heads, p.kv_group(), p.head_dim,

@@ -256,7 +256,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
     const int pairs = p.batch * p.heads_kv;
     a.vt_group = fp8_vt_task_group(p.causal, grid, a.schedule.num_m_blocks, a.schedule.group_bh,
                                    p.heads / p.heads_kv, pairs);
-    a.vt_tasks = pairs * a.vt_blocks * (BN / 32);
+    a.vt_tasks = pairs * a.vt_blocks;
   }
   auto kernel = blocks ? fa3::fa3_fp8_fwd_kernel<Traits, true> : fa3::fa3_fp8_fwd_kernel<Traits, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);

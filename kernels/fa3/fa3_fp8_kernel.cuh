@@ -10,10 +10,11 @@
 //   fa3_fp8_fwd_kernel   producer warpgroup: one thread issues TMA loads of Q
 //                        (once per tile) and of K and V^T blocks into a ring
 //                        (full/empty mbarriers, as the bf16 kernel). With
-//                        Traits::kShareVt and Fp8Args::vt_sync (fp8_check's
-//                        vs variant only) there is no pre-pass either: the
-//                        other three warps make V^T blocks by TMA both ways in
-//                        the queue's order (vt_team, fa3_fp8_vt_tasks.h), and
+//                        Traits::kShareVt and Fp8Args::vt_sync (the registry's
+//                        hd128 tile past the in-kernel lengths, fp8_check's
+//                        vs) there is no pre-pass either: the other three
+//                        warps make V^T blocks by TMA both ways off the
+//                        launch's queue (vt_team, fa3_fp8_vt_tasks.h), and
 //                        the TMA thread waits for each V^T block's count. With
 //                        Traits::kTransposeV there is no pre-pass: TMA loads
 //                        V's rows into a staging ring and the producer's other
@@ -196,7 +197,7 @@ struct Fa3Fp8Fwd {
             pre_pass_done = true;
           }
           if constexpr (Traits::kShareVt)
-            if (a.vt_sync && !*vt_ready(sm) && wait_vt_block<BN>(a, tc.batch * a.heads_kv + kv_head, n))
+            if (a.vt_sync && !*vt_ready(sm) && wait_vt_block(a, tc.batch * a.heads_kv + kv_head, n))
               *vt_ready(sm) = 1;
           sm.empty_v(s).wait(ring.parity() ^ 1);
           sm.full_v(s).arrive_expect_tx(Traits::kKVBytes);
@@ -217,20 +218,20 @@ struct Fa3Fp8Fwd {
   }
 
   // --- V^T made by the producer warps, shared (Traits::kVtWarps, Fp8Args::vt_sync) ---
-  // Warps 1..3 as one team take V^T blocks in the launch's queue order
-  // (fa3_fp8_vt_tasks.h, one task per key block) and make each by TMA both ways
-  // through a stage of V rows and one of V^T: the team's first thread loads a
-  // block's rows (the in-kernel transpose's map), the three warps
-  // transpose them as the in-kernel transpose does (transpose_units), and the
-  // first thread stores the V^T stage with V^T's map (the inverse of the TMA
-  // thread's V^T load), loads its next block, and counts the stored one
-  // once its store is complete. Each block once per launch, not once per tile.
-  // A block's TMA thread may wait for a V^T block another block makes, so every
-  // block of the launch must be resident at once: true of the persistent grid
-  // on a GPU that runs nothing else, not promised where other work or an SM
-  // limit (MPS) holds SMs back; hence fp8_check's `vs` only (PERF_NOTES
-  // fa3-fp8-vt-team), until a queue taken by running blocks (which spilled the
-  // first thread's registers) or a launch that checks residency replaces it.
+  // Warps 1..3 as one team take V^T blocks off the launch's queue
+  // (fa3_fp8_vt_tasks.h, one task per key block, taken by an atomic counter)
+  // and make each by TMA both ways through a stage of V rows and one of V^T:
+  // the team's first thread takes a block and loads its rows (the in-kernel
+  // transpose's map), the three warps transpose them as the in-kernel
+  // transpose does (transpose_units), and the first thread stores the V^T stage
+  // with V^T's map (the inverse of the TMA thread's V^T load), takes and loads
+  // its next block, and counts the stored one once its store is complete. Each
+  // block once per launch, not once per tile. A block's TMA thread may wait for
+  // a V^T block another block makes; since only running blocks take blocks off
+  // the queue and a team waits on nothing but its own copies, every block taken
+  // is finished and every block not yet taken is taken by a running team (its
+  // own at least): the launch needs no more than one block resident (an SM
+  // limit or other work on the GPU slows it, never hangs it).
   static __device__ __forceinline__ uint8_t* vt_rows_stage(const Smem<Traits>& sm) {
     return sm.base + Traits::kOffVtStage;
   }
@@ -264,19 +265,19 @@ struct Fa3Fp8Fwd {
                          task.pair - b * a.heads_kv, b);
   }
 
-  // The team's first thread: queue block t's rows requested into the rows stage;
-  // or, past the queue's end, the end word set and the barrier completed with no
-  // bytes. Block b of the launch takes queue blocks b, b + grid, ...: every block
-  // starts its team at once, so no counter is needed (an atomic one spilled the
-  // thread's registers).
-  static __device__ __forceinline__ int vt_load(const Fp8Args& a, const Smem<Traits>& sm, int t) {
-    const int pairs = a.batch * a.heads_kv;
-    if (t >= pairs * a.vt_blocks) {
+  // The team's first thread: take the queue's next block and request its rows
+  // into the rows stage; or, past the queue's end, set the end word and
+  // complete the barrier with no bytes. The queue's length and each task are
+  // computed where used, not kept: the producer warps hold 32 registers, and a
+  // value kept live across the team's loop spilled.
+  static __device__ __forceinline__ int vt_take(const Fp8Args& a, const Smem<Traits>& sm) {
+    const int t = int(atomicAdd(a.vt_sync + kVtQueueWord, 1u));
+    if (t >= a.batch * a.heads_kv * a.vt_blocks) {
       *vt_team_end(sm) = 1;
       vt_rows_full(sm).arrive();  // release: the end word is visible to the waiters
       return -1;
     }
-    load_vt_rows(a, vt_block_task(a, t, pairs), vt_rows_stage(sm), vt_rows_full(sm));
+    load_vt_rows(a, vt_block_task(a, t, a.batch * a.heads_kv), vt_rows_stage(sm), vt_rows_full(sm));
     return t;
   }
 
@@ -285,8 +286,7 @@ struct Fa3Fp8Fwd {
     const bool lead = threadIdx.x == 32;
     const TransposeLane lane(tw);
     const uint32_t sel_lo = transpose_selector();
-    const int pairs = a.batch * a.heads_kv;
-    int t = lead ? vt_load(a, sm, blockIdx.x) : -1;  // the lead's block in the rows stage
+    int t = lead ? vt_take(a, sm) : -1;  // the lead's block in the rows stage
     for (uint32_t it = 0;; ++it) {
       vt_rows_full(sm).wait(it & 1);
       if (*vt_team_end(sm)) break;
@@ -295,13 +295,12 @@ struct Fa3Fp8Fwd {
       sm90::named_barrier_sync(kTransposeBar, kTransposeThreads);  // and the rows stage read
       if (lead) {
         const int stored = t;
-        store_vt(a, vt_block_task(a, stored, pairs), vt_out_stage(sm));
+        store_vt(a, vt_block_task(a, stored, a.batch * a.heads_kv), vt_out_stage(sm));
         sm90::bulk_commit();
         sm90::bulk_wait_read<0>();  // the V^T stage may be written again
-        t = vt_load(a, sm, stored + gridDim.x);  // the next block's rows in flight during the wait below
-        sm90::bulk_wait<0>();         // the stored block is written
-        // Decoded again rather than kept: the producer warps hold 32 registers.
-        vt_block_done<BN>(a, vt_block_task(a, stored, pairs));
+        t = vt_take(a, sm);         // the next block's rows in flight during the wait below
+        sm90::bulk_wait<0>();       // the stored block is written
+        vt_block_done(a, vt_block_task(a, stored, a.batch * a.heads_kv));
       }
     }
   }

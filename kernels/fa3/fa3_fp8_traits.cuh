@@ -61,11 +61,11 @@ struct Fa3Fp8Traits {
   static constexpr int kVRowSlots = TransposeV ? 2 * Stages + 1 : 0;
   static constexpr int kBarBytes(int q_stages) { return (2 * q_stages + 4 * Stages + kVRowSlots) * 8; }
   // ShareVt: producer warps 1..3 may make V^T for the whole launch instead of
-  // the pre-pass (Fp8Args::vt_sync; fa3_fp8_kernel.cuh vt_team); fp8_check's
-  // `vs` variant only (PERF_NOTES fa3-fp8-vt-team: it needs every block of the
-  // launch resident at once). Which tiles may: fp8_tile_can_share_vt. The warps
-  // stage one block of V rows and one of V^T; one more word notes, for the TMA
-  // thread, that every V^T block is written (in a register of its loop it spilled).
+  // the pre-pass (Fp8Args::vt_sync; fa3_fp8_kernel.cuh vt_team): the registry's
+  // hd128 tile past the in-kernel lengths (fa3_fp8_entry.cuh) and fp8_check's
+  // `vs`. Which tiles may: fp8_tile_can_share_vt. The warps stage one block of
+  // V rows and one of V^T; one more word notes, for the TMA thread, that every
+  // V^T block is written (in a register of its loop it spilled).
   static constexpr bool kShareVt = ShareVt;
   // Who makes that V^T: producer warps 1..3 (true), or a kernel of its own on
   // a few SMs launched just before this one (false: fa3_fp8_vt_maker.cuh,

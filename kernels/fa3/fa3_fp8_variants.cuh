@@ -23,8 +23,9 @@ namespace fa {
 //          (fa3_fp8_fwd.cuh, fp8_split_plan); the caller passes Fp8FwdParams::split_ws
 //   vs     split, with V^T made by the kernel's producer warps and shared between
 //          its blocks instead of the pre-pass (fa3_fp8_kernel.cuh vt_team) where
-//          the tile has three consumer warpgroups (hd128; other head dims run
-//          split); the caller passes Fp8FwdParams::vt_sync, split_ws right behind it
+//          the tile has three consumer warpgroups (hd128, as the registry past
+//          the in-kernel lengths; other head dims run split); the caller passes
+//          Fp8FwdParams::vt_sync, split_ws right behind it
 //   vm1, vm2, vm4  vs's shared V^T made by a kernel of its own on 1, 2 or 4 SMs
 //          (fa3_fp8_vt_maker.cuh) launched before the attention
 //          kernel, which runs at once on the other SMs; workspaces as vs

@@ -12,7 +12,7 @@
 // V^T load), so that V^T is the pre-pass's, byte for byte. A block's count
 // goes up once its store is complete, one store later (the stores overlap the
 // next transpose). Block m of the maker takes blocks m, m + grid, ... of the
-// queue's order (fp8_vt_task_at with one unit per block): the blocks the
+// queue's order (fp8_vt_task_at): the blocks the
 // first tiles need come first.
 //
 // Why so: the first maker (warps each taking 32-key tasks off an atomic queue,
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
   const typename Fwd::TransposeLane lane(tw);
   const uint32_t sel_lo = Fwd::transpose_selector();
   uint8_t* out = base + M::kOffOut + team * M::kBlockBytes;
-  Fp8VtTask prev{-1, 0, 0};
+  Fp8VtTask prev{-1, 0};
   for (int k = team, t = blockIdx.x + team * gridDim.x; t < total; k += M::kTeams, t += M::kTeams * gridDim.x) {
     const int s = k % R;
     full[s].wait((k / R) & 1);
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
       sm90::bulk_commit();
       if (prev.pair >= 0) {
         sm90::bulk_wait<1>();  // the team's previous store is written
-        vt_block_done<BN>(a, prev);
+        vt_block_done(a, prev);
       }
       prev = task;
       sm90::bulk_wait_read<0>();  // this store has read the stage
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
   }
   if (issuer && prev.pair >= 0) {
     sm90::bulk_wait<0>();
-    vt_block_done<BN>(a, prev);
+    vt_block_done(a, prev);
   }
 #endif
 }

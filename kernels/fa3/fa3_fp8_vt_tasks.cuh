@@ -48,33 +48,29 @@ __device__ __forceinline__ void vt_square_transpose(const uint32_t (&a)[4], uint
   out[2] = __byte_perm(hi01, hi23, 0x5410), out[3] = __byte_perm(hi01, hi23, 0x7632);
 }
 
-// Queue block t of the launch (fp8_vt_task_at, one task per key block) over
-// `pairs` (batch * heads_kv, which the caller keeps): the makers of a whole
-// block at a time (vt_team, vt_maker_kernel).
+// Queue block t of the launch (fp8_vt_task_at) over `pairs` (batch *
+// heads_kv): the makers of a whole block at a time (vt_team, vt_maker_kernel).
 __device__ __forceinline__ Fp8VtTask vt_block_task(const Fp8Args& a, int t, int pairs) {
-  return fp8_vt_task_at(t, pairs, a.vt_blocks, 1, a.vt_group);
+  return fp8_vt_task_at(t, pairs, a.vt_blocks, a.vt_group);
 }
 
-// Block `task` is in V^T: its count, and the total, by the units the TMA
-// thread's wait counts (block_n / 32 per block). The caller has seen the block's
-// store complete; the proxy fence orders that write before the release.
-template <int BlockN>
+// Block `task` is in V^T: its count, and the total. The caller has seen the
+// block's store complete; the proxy fence orders that write before the release.
 __device__ __forceinline__ void vt_block_done(const Fp8Args& a, const Fp8VtTask& task) {
   fence_proxy_async_global();
-  red_release_gpu_add(a.vt_sync + kVtCountWords + task.pair * a.vt_blocks + task.block, unsigned(BlockN / 32));
-  red_release_gpu_add(a.vt_sync + kVtDoneWord, unsigned(BlockN / 32));
+  red_release_gpu_add(a.vt_sync + kVtCountWords + task.pair * a.vt_blocks + task.block, 1u);
+  red_release_gpu_add(a.vt_sync + kVtDoneWord, 1u);
 }
 
 // The TMA thread, before it loads V^T block `block` of pair `pair`: once every
-// unit of the launch is done (the total), true, and no block needs asking
-// again; until then, wait for this block's units. The proxy fence orders what
+// block of the launch is done (the total), true, and no block needs asking
+// again; until then, wait for this block's count. The proxy fence orders what
 // the acquire saw before the TMA reads that follow.
-template <int BlockN>
 __device__ __forceinline__ bool wait_vt_block(const Fp8Args& a, int pair, int block) {
   const bool all = ld_acquire_gpu(a.vt_sync + kVtDoneWord) >= unsigned(a.vt_tasks);
   if (!all) {
     const unsigned* count = a.vt_sync + kVtCountWords + pair * a.vt_blocks + block;
-    while (ld_acquire_gpu(count) < unsigned(BlockN / 32)) __nanosleep(64);
+    while (ld_acquire_gpu(count) == 0u) __nanosleep(64);
   }
   fence_proxy_async_global();
   return all;

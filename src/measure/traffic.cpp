@@ -75,7 +75,8 @@ Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, in
 }  // namespace
 
 // fa3's e4m3 forward beyond fp8_vt_in_kernel's lengths first writes V^T (its
-// FP8 P V needs keys contiguous): V read once, V^T written once, seqlen_k
+// FP8 P V needs keys contiguous; the pre-pass, or on hd128's three-warpgroup
+// tile the kernel's producer warps once per launch): V read once, V^T written once, seqlen_k
 // padded to the pre-pass's block of keys (kernels/fa3/fa3_fp8_defaults.h,
 // fp8_vt_seqlen). The attention then reads V^T where the model says V, at the same
 // bytes (the padding's few extra keys aside). Up to those lengths the kernel

@@ -64,12 +64,18 @@ struct Shape {
   int batch, heads, heads_kv, seqlen_q, seqlen_k, head_dim;
   bool causal;
   bool per_head = false;  // one descale per (batch, head) instead of per tensor
+  // The persistent grid's bound as this many times the device's SMs: more
+  // blocks than can be resident at once (as under an SM limit), which the
+  // shared V^T's queue must survive (blocks waiting on V^T that only blocks
+  // not yet started would make would hang).
+  int sms_times = 1;
 };
 
 std::string shape_name(const Shape& s) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "hd%d b%d h%d/%d sq%d sk%d%s%s", s.head_dim, s.batch, s.heads, s.heads_kv,
-                s.seqlen_q, s.seqlen_k, s.causal ? " causal" : "", s.per_head ? " per-head" : "");
+  std::snprintf(buf, sizeof buf, "hd%d b%d h%d/%d sq%d sk%d%s%s%s", s.head_dim, s.batch, s.heads, s.heads_kv,
+                s.seqlen_q, s.seqlen_k, s.causal ? " causal" : "", s.per_head ? " per-head" : "",
+                s.sms_times > 1 ? " grid>SMs" : "");
   return buf;
 }
 
@@ -259,6 +265,11 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
   p.causal = s.causal;
   p.softmax_scale = float(1.0 / std::sqrt(double(s.head_dim)));
   p.set_contiguous_strides();
+  if (s.sms_times > 1) {
+    int sms = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    p.num_sms = s.sms_times * sms;
+  }
   // Descales laid out as fp8_quant.h gives them: [1], or [batch, heads(_kv)].
   std::vector<float> qd = hp.q.descales, kd = hp.k.descales, vd = hp.v.descales;
   if (fault == Fault::v_descale_twice)
@@ -311,7 +322,9 @@ Errors run_case(const HostProblem& hp, uint64_t seed, Fault fault, fa::Fp8Varian
 }
 
 std::vector<Shape> check_shapes() {
-  std::vector<Shape> out;
+  // A grid of 4 x the SMs, with more V^T blocks (2 x 4 pairs x 32) than SMs:
+  // hd128's tile is the one whose producer warps make V^T (vs).
+  std::vector<Shape> out = {{2, 16, 4, 4096, 4096, 128, false, false, 4}, {2, 16, 4, 4096, 4096, 128, true, false, 4}};
   for (int d : {64, 128, 256}) {
     // batch, heads, heads_kv, seqlen_q, seqlen_k, head_dim, causal
     const Shape shapes[] = {
