@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(VtMaker<Traits>::kThreads, 1) vt_maker_kernel(
 #if FA_SM90A_ENABLED
   using M = VtMaker<Traits>;
   using Fwd = Fa3Fp8Fwd<Traits, false>;
-  constexpr int BN = Traits::kBlockN, R = M::kRowStages;
+  constexpr int R = M::kRowStages;
   sm90::griddep_launch_dependents();  // the attention kernel may launch on the SMs left
   extern __shared__ uint8_t smem_raw[];
   uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));

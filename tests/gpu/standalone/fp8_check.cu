@@ -600,6 +600,9 @@ int main(int argc, char** argv) {
     std::printf("fp8_check: no CUDA device, skipped\n");
     return 77;
   }
+  // Line-buffered, so that a run killed by a time limit (a hung kernel) keeps
+  // its seed and every finished case in a log file.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("fp8_check: seed %llu (replay with --seed)\n", (unsigned long long)seed);
 
   int failures = 0;
