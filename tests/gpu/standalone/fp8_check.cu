@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "core/e4m3.h"
+#include "core/parallel.h"
 #include "check/fp8_quant.h"
 #include "fa3/fa3_fp8_variants.cuh"
 #include "fp8_row_reference.h"
@@ -187,28 +188,42 @@ Errors compare(const HostProblem& hp, const std::vector<uint16_t>& o, const std:
       e.why = "LSE NaN / not written at " + std::to_string(i);
       return e;
     }
+  // The rows to compare, drawn in (batch, head) order as before; their
+  // references computed on every core (the float64 rows are most of a large
+  // case's time), then compared in that order.
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  struct At {
+    int b, h, i;
+  };
+  std::vector<At> at;
   for (int b = 0; b < s.batch; ++b)
     for (int h = 0; h < s.heads; ++h)
-      for (int i : sample_rows(s, rng)) {
-        const RowRef r = reference_row(hp, b, h, i);
-        const float kl = lse[(size_t(b) * s.heads + h) * s.seqlen_q + i];
-        if (std::isinf(r.lse)) {
-          if (!(std::isinf(kl) && kl < 0)) {
-            e.why = "row " + std::to_string(i) + " sees no key but LSE != -inf";
-            return e;
-          }
-        } else {
-          e.lse_err = std::max(e.lse_err, std::fabs(double(kl) - r.lse));
-          e.lse_std_err = std::max(e.lse_std_err, std::fabs(r.lse_std - r.lse));
-        }
-        for (int c = 0; c < d; ++c) {
-          const float ko = fa::standalone::from_bits(o[((size_t(b) * s.seqlen_q + i) * s.heads + h) * d + c],
-                                                     fa::ElemType::bf16);
-          e.o_err = std::max(e.o_err, std::fabs(double(ko) - r.o[c]));
-          e.std_err = std::max(e.std_err, std::fabs(double(r.o_std[c]) - r.o[c]));
-        }
+      for (int i : sample_rows(s, rng)) at.push_back({b, h, i});
+  std::vector<RowRef> refs(at.size());
+  fa::parallel_for(int64_t(at.size()), 0, [&](int64_t t, int) {
+    const At& x = at[size_t(t)];
+    refs[size_t(t)] = reference_row(hp, x.b, x.h, x.i);
+  });
+  for (size_t t = 0; t < at.size(); ++t) {
+    const int b = at[t].b, h = at[t].h, i = at[t].i;
+    const RowRef& r = refs[t];
+    const float kl = lse[(size_t(b) * s.heads + h) * s.seqlen_q + i];
+    if (std::isinf(r.lse)) {
+      if (!(std::isinf(kl) && kl < 0)) {
+        e.why = "row " + std::to_string(i) + " sees no key but LSE != -inf";
+        return e;
       }
+    } else {
+      e.lse_err = std::max(e.lse_err, std::fabs(double(kl) - r.lse));
+      e.lse_std_err = std::max(e.lse_std_err, std::fabs(r.lse_std - r.lse));
+    }
+    for (int c = 0; c < d; ++c) {
+      const float ko =
+          fa::standalone::from_bits(o[((size_t(b) * s.seqlen_q + i) * s.heads + h) * d + c], fa::ElemType::bf16);
+      e.o_err = std::max(e.o_err, std::fabs(double(ko) - r.o[c]));
+      e.std_err = std::max(e.std_err, std::fabs(double(r.o_std[c]) - r.o[c]));
+    }
+  }
   e.o_tol = 2 * e.std_err + 4e-3;
   e.lse_tol = 1e-3 + 2 * e.lse_std_err;
   e.pass = e.o_err <= e.o_tol && e.lse_err <= e.lse_tol;
