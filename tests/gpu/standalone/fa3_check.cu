@@ -31,6 +31,7 @@
 
 #include "common/attn_params.h"
 #include "common/gpu_entry.h"
+#include "row_errors.h"
 
 namespace {
 
@@ -198,12 +199,7 @@ fa::AttnParams params_for(const Shape& s, int d, fa::ElemType t) {
 }
 
 // --- Reference on sampled rows -----------------------------------------------
-struct RowRef {
-  std::vector<double> o;    // float64 reference
-  std::vector<float> o_std;  // standard implementation in the kernel's precision
-  double lse;
-  double lse_std;  // the standard's LSE
-};
+using fa::standalone::RowRef;
 
 RowRef reference_row(const HostProblem& hp, int b, int h, int i) {
   const Shape& s = hp.s;
@@ -380,20 +376,10 @@ CaseResult run_case(const fa::GpuKernelEntry& e, const Shape& s, uint64_t seed) 
       for (int i : sample_rows(s.seqlen_q, e.block_m, random_rows, rng)) {
         const RowRef r = reference_row(hp, b, h, i);
         const float kl = lse[(size_t(b) * s.heads + h) * s.seqlen_q + i];
-        if (std::isinf(r.lse)) {
-          if (!(std::isinf(kl) && kl < 0)) {
-            res.why = "row " + std::to_string(i) + " sees no key but LSE != -inf";
-            return res;
-          }
-        } else {
-          res.lse_err = std::max(res.lse_err, std::fabs(double(kl) - r.lse));
-          res.lse_std_err = std::max(res.lse_std_err, std::fabs(r.lse_std - r.lse));
-        }
-        for (int c = 0; c < d; ++c) {
-          const float ko = from_bits(o[((size_t(b) * s.seqlen_q + i) * s.heads + h) * d + c], e.dtype);
-          res.o_err = std::max(res.o_err, std::fabs(double(ko) - r.o[c]));
-          res.std_err = std::max(res.std_err, std::fabs(double(r.o_std[c]) - r.o[c]));
-        }
+        const size_t row_at = ((size_t(b) * s.seqlen_q + i) * s.heads + h) * d;
+        if (!fa::standalone::fold_row_errors(res, r, kl, i, d,
+                                             [&](int c) { return from_bits(o[row_at + c], e.dtype); }))
+          return res;
       }
     }
   res.o_tol = 2 * res.std_err + dtype_floor(e.dtype);

@@ -55,6 +55,7 @@
 #include "check/fp8_quant.h"
 #include "fa3/fa3_fp8_variants.cuh"
 #include "fp8_row_reference.h"
+#include "row_errors.h"
 #include "standalone_util.h"
 
 namespace {
@@ -109,11 +110,7 @@ float descale_of(const fa::Fp8Tensor& t, int b, int h) {
 }
 
 // One row of the float64 reference and of the FP8-precision standard.
-struct RowRef {
-  std::vector<double> o;
-  std::vector<float> o_std;
-  double lse, lse_std;
-};
+using fa::standalone::RowRef;
 
 RowRef reference_row(const HostProblem& hp, int b, int h, int i) {
   const Shape& s = hp.s;
@@ -206,23 +203,12 @@ Errors compare(const HostProblem& hp, const std::vector<uint16_t>& o, const std:
   });
   for (size_t t = 0; t < at.size(); ++t) {
     const int b = at[t].b, h = at[t].h, i = at[t].i;
-    const RowRef& r = refs[t];
     const float kl = lse[(size_t(b) * s.heads + h) * s.seqlen_q + i];
-    if (std::isinf(r.lse)) {
-      if (!(std::isinf(kl) && kl < 0)) {
-        e.why = "row " + std::to_string(i) + " sees no key but LSE != -inf";
-        return e;
-      }
-    } else {
-      e.lse_err = std::max(e.lse_err, std::fabs(double(kl) - r.lse));
-      e.lse_std_err = std::max(e.lse_std_err, std::fabs(r.lse_std - r.lse));
-    }
-    for (int c = 0; c < d; ++c) {
-      const float ko =
-          fa::standalone::from_bits(o[((size_t(b) * s.seqlen_q + i) * s.heads + h) * d + c], fa::ElemType::bf16);
-      e.o_err = std::max(e.o_err, std::fabs(double(ko) - r.o[c]));
-      e.std_err = std::max(e.std_err, std::fabs(double(r.o_std[c]) - r.o[c]));
-    }
+    const size_t row_at = ((size_t(b) * s.seqlen_q + i) * s.heads + h) * d;
+    if (!fa::standalone::fold_row_errors(e, refs[t], kl, i, d, [&](int c) {
+          return fa::standalone::from_bits(o[row_at + c], fa::ElemType::bf16);
+        }))
+      return e;
   }
   e.o_tol = 2 * e.std_err + 4e-3;
   e.lse_tol = 1e-3 + 2 * e.lse_std_err;
