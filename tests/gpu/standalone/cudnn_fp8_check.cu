@@ -563,6 +563,7 @@ int run_timing(uint64_t seed, const std::string& o_mode, FILE* csv, int* ran) {
         if (csv)
           std::fprintf(csv, "cudnn_fp8,e4m3,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s\n", o_name(sc.o_type), int(causal), hd, n,
                        s.batch, s.heads, ms, tf, ok ? "PASS" : "FAIL");
+        if (csv) std::fflush(csv);  // a run cut by its time limit keeps every finished row
       }
     }
   }
@@ -684,6 +685,9 @@ int cpu_selftest(uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a file: a run killed by its time limit keeps its
+  // seed and every finished line.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   uint64_t seed = std::random_device{}() | (uint64_t(std::random_device{}()) << 32);
   if (const char* fixed = std::getenv("FA_SEED")) seed = std::strtoull(fixed, nullptr, 10);
   bool quick = false, timing = false, selftest = false;
