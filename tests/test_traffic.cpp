@@ -116,6 +116,28 @@ TEST(Traffic, Fa3E4m3SplitTailByHand) {
             traffic_model(Family::fa3, short_q, tile).total());
 }
 
+// fa3's e4m3 causal walk moves its Q blocks up by causal_row_shift rows: 320
+// rows on 192-row tiles (320 = 192 + 128) shift by 64, so the blocks hold rows
+// 0..127 and 128..319 instead of 0..191 and 192..319. K/V blocks of 128 keys,
+// seqlen_k = seqlen_q: block 0 sees keys to 127 (1 block; unshifted: to 191, 2),
+// block 1 to 319 (3 blocks of 128, the last ragged: 320 keys; unshifted the same).
+TEST(Traffic, Fa3E4m3CausalShiftedBlocksByHand) {
+  const AttnProblem p = shape(320, 320, 64, true, DType::e4m3);  // s = 1, bf16 O
+  const Tile tile{192, 128, 16, 2};
+  const int64_t bh = 6, d = 64;
+  const Traffic t = traffic_model(Family::fa3, p, tile);
+  EXPECT_EQ(t.read_bytes, bh * (128 * d + 2 * 128 * d + 192 * d + 2 * 320 * d));
+  EXPECT_EQ(t.write_bytes, bh * (320 * d * 2 + 320 * 4));
+  // Unshifted (the bf16 kernel's walk on the same tile): 192 rows see 256 keys.
+  AttnProblem bf = p;
+  bf.dtype = DType::bf16;
+  EXPECT_EQ(traffic_model(Family::fa3, bf, tile).read_bytes, bh * 2 * (192 * d + 2 * 256 * d + 128 * d + 2 * 320 * d));
+  // Non-causal: no shift, every block reads every key.
+  AttnProblem nc = p;
+  nc.causal = false;
+  EXPECT_EQ(traffic_model(Family::fa3, nc, tile).read_bytes, bh * (320 * d + 2 * 2 * 320 * d));
+}
+
 TEST(Traffic, DeviceSmCountFromTheExecutorsDetails) {
   DeviceInfo d;
   EXPECT_EQ(d.sm_count(), 0);  // the cpu back end has none: no split counted

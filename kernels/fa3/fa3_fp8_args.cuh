@@ -54,6 +54,10 @@ struct Fp8Args {  // CUtensorMap members carry their own 64-byte alignment
   // and tma_vt.
   unsigned* vt_sync;
   int vt_blocks, vt_group, vt_tasks;  // key blocks per pair; queue group; blocks in all
+  // Causal: the rows by which every tile moves up (fa3_causal_balance.h,
+  // causal_row_shift): tile m_block's first row is m_block * block_m - row_shift.
+  // 0 without a mask.
+  int row_shift;
   // O (bf16, BSHD) for the TMA stores of Fa3Fp8Traits::kTmaStoreO: 64 columns x
   // 64 rows per box. Last, so that the fields above keep their offsets.
   CUtensorMap tma_o;
@@ -66,17 +70,17 @@ struct Fp8Item {
   int lo, hi, slot, piece;
 };
 
-// K/V blocks tile m_block visits: all of seqlen_k, or (causal, bottom-right
-// aligned: row i sees keys j <= i + seqlen_k - seqlen_q) those its last row sees.
+// The first row of tile m_block (rows before 0: the shifted causal walk's
+// empty warpgroups, Fp8Args::row_shift).
+template <int BlockM>
+__device__ __forceinline__ int fp8_tile_row0(int m_block, const Fp8Args& a) {
+  return m_block * BlockM - a.row_shift;
+}
+
+// K/V blocks tile m_block visits (fa3_scheduler.cuh, tile_kv_blocks).
 template <int BlockM, int BlockN>
 __device__ __forceinline__ int fp8_kv_blocks(int m_block, const Fp8Args& a) {
-  int n = (a.seqlen_k + BlockN - 1) / BlockN;
-  if (a.causal) {
-    const int row_last = min((m_block + 1) * BlockM, a.seqlen_q) - 1;
-    const int col_limit = row_last + a.seqlen_k - a.seqlen_q;
-    n = col_limit < 0 ? 0 : min(n, col_limit / BlockN + 1);
-  }
-  return n;
+  return tile_kv_blocks(m_block, BlockM, BlockN, a.seqlen_q, a.seqlen_k, a.causal, a.row_shift);
 }
 
 // Item idx of the list; the producer and consumers walk it alike.
@@ -103,7 +107,7 @@ __device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
 template <int BlockM, int BlockN>
 __device__ __forceinline__ bool fp8_kv_block_needs_mask(int n, int m_block, const Fp8Args& a) {
   if ((n + 1) * BlockN > a.seqlen_k) return true;
-  return a.causal && (n + 1) * BlockN - 1 > m_block * BlockM + a.seqlen_k - a.seqlen_q;
+  return a.causal && (n + 1) * BlockN - 1 > fp8_tile_row0<BlockM>(m_block, a) + a.seqlen_k - a.seqlen_q;
 }
 
 }  // namespace fa::fa3

@@ -227,8 +227,11 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   ap.batch = p.batch, ap.heads = p.heads, ap.heads_kv = p.heads_kv;
   ap.seqlen_q = p.seqlen_q, ap.seqlen_k = p.seqlen_k, ap.head_dim = HeadDim;
   ap.causal = p.causal, ap.num_sms = p.num_sms;
+  // Causal: the remainder rows of seqlen_q in the first, shortest tile instead of
+  // the last, longest one (fa3_causal_balance.h, causal_row_shift).
+  a.row_shift = p.causal ? fa3::causal_row_shift(p.seqlen_q, BM) : 0;
   int grid = 0;
-  err = Traits::Scheduler::plan(ap, BM, BN, HeadDim, &a.schedule, &grid);
+  err = Traits::Scheduler::plan(ap, BM, BN, HeadDim, &a.schedule, &grid, a.row_shift);
   if (err != cudaSuccess) return err;
 
   // Descales per block of rows have their own instance (fa3_fp8_kernel.cuh).

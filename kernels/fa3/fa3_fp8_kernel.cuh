@@ -173,7 +173,7 @@ struct Fa3Fp8Fwd {
       sm.full_q(qs).arrive_expect_tx(Traits::kQBytes);
       for (int p = 0; p < Traits::kQKPanels; ++p)
         sm90::tma_load_4d(sm.q(qs) + p * Traits::kQPanelBytes, &a.tma_q, &sm.full_q(qs).word,
-                          p * Traits::kQKPanelW, tc.m_block * BM, tc.head, tc.batch);
+                          p * Traits::kQKPanelW, fp8_tile_row0<BM>(tc.m_block, a), tc.head, tc.batch);
       const int kv_head = tc.head / group;
       for (int i = 0; i < n_blocks; ++i, ++ring.count) {
         const int n = item.hi - 1 - i;  // last block first: the masked ones come early
@@ -609,11 +609,12 @@ struct Fa3Fp8Fwd {
       const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
       const TileCoord& tc = item.tc;
       const int n_blocks = item.hi - item.lo, top = item.hi;
-      const int row0 = tc.m_block * BM + c * 64 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+      const int wg_row0 = fp8_tile_row0<BM>(tc.m_block, a) + c * 64;  // < 0: no rows (row_shift)
+      const int row0 = wg_row0 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       const int kv_head = tc.head / group;
       // Scores are in code units (S = Q_codes K_codes^T): the descales join the
       // scale (kBlocks: Q's here, each K block's as the block comes).
-      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, tc.m_block * BM + c * 64, a.q_block_rows)
+      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, max(wg_row0, 0), a.q_block_rows)
                                   : a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
       const float scale_log2 = scale * 1.4426950408889634f;
       float vd_prev = 1.f;  // kBlocks: V descale of the last block added to O
@@ -672,6 +673,7 @@ struct Fa3Fp8Fwd {
       // A piece of a split tile: its partial O, m and l go out, and the warp that
       // ends its rows' last piece adds up the others and stores the tile's rows.
       if (item.slot >= 0 && !combine_pieces(a, item, o, st, c * 128 + warp * 32 + lane, scale_log2)) continue;
+      if (wg_row0 < 0) continue;  // rows before 0: nothing to store
       // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
       store_tile(a, sm, c, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
                  kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head), item.slot < 0);
@@ -804,7 +806,7 @@ struct Fa3Fp8Fwd {
 #pragma unroll
       for (int p = 0; p < HD / 64; ++p)
         sm90::tma_store_4d(&a.tma_o, tile + p * Traits::kOPanelBytes + c * 64 * 128, p * 64,
-                           tc.m_block * BM + c * 64, tc.head, tc.batch);
+                           fp8_tile_row0<BM>(tc.m_block, a) + c * 64, tc.head, tc.batch);
       sm90::bulk_commit();
     }
   }

@@ -53,13 +53,15 @@ struct TileSchedule {
 // Number of K/V blocks (block_n keys each) that tile m_block visits: all of
 // seqlen_k, or under causal masking (bottom-right aligned: row i sees keys
 // j <= i + seqlen_k - seqlen_q) only those its last valid row can see. 0: no row
-// sees any key. The kernels' walk (fa3_args.cuh, kv_blocks) and the host's
-// balance model below both count with it.
+// sees any key. row_shift: the tiles' rows moved up (causal_row_shift,
+// fa3_causal_balance.h; the e4m3 kernel's walk). The kernels' walks (fa3_args.cuh,
+// kv_blocks; fa3_fp8_args.cuh, fp8_kv_blocks) and the host's balance model below
+// all count with it.
 __host__ __device__ __forceinline__ int tile_kv_blocks(int m_block, int block_m, int block_n, int seqlen_q,
-                                                       int seqlen_k, int causal) {
+                                                       int seqlen_k, int causal, int row_shift = 0) {
   int n = (seqlen_k + block_n - 1) / block_n;
   if (causal) {
-    const int row_last = min((m_block + 1) * block_m, seqlen_q) - 1;
+    const int row_last = min((m_block + 1) * block_m - row_shift, seqlen_q) - 1;
     const int col_limit = row_last + seqlen_k - seqlen_q;  // last visible key
     n = col_limit < 0 ? 0 : min(n, col_limit / block_n + 1);
   }
@@ -112,10 +114,10 @@ struct CausalOrder {
   // fa3-short-vs-cudnn-profile). Found once per shape and cached: the search
   // walks the list once per candidate.
   static int64_t balanced_group(const AttnParams& p, int block_m, int block_n, int num_m_blocks, int grid,
-                                int64_t group) {
+                                int64_t group, int row_shift) {
     const int64_t pairs = int64_t(p.heads) * p.batch;
-    using Key = std::tuple<int64_t, int, int, int, int, int, int64_t>;
-    const Key key{pairs, p.seqlen_q, p.seqlen_k, block_m, block_n, grid, group};
+    using Key = std::tuple<int64_t, int, int, int, int, int, int64_t, int>;
+    const Key key{pairs, p.seqlen_q, p.seqlen_k, block_m, block_n, grid, group, row_shift};
     static std::mutex mu;
     static std::map<Key, int64_t> known;
     {
@@ -124,7 +126,7 @@ struct CausalOrder {
     }
     std::vector<int64_t> cost(static_cast<size_t>(num_m_blocks));  // in half blocks
     for (int m = 0; m < num_m_blocks; ++m)
-      cost[size_t(m)] = 2 * tile_kv_blocks(m, block_m, block_n, p.seqlen_q, p.seqlen_k, 1) + 3;
+      cost[size_t(m)] = 2 * tile_kv_blocks(m, block_m, block_n, p.seqlen_q, p.seqlen_k, 1, row_shift) + 3;
     const int64_t best = fa3::balanced_group(cost, pairs, group, grid);
     const std::lock_guard<std::mutex> lock(mu);
     known.emplace(key, best);
@@ -134,10 +136,11 @@ struct CausalOrder {
 
 // Static persistent scheduler: at most one block per SM, each walking the list
 // in a snake (below); the list is m_block-fastest without a mask, CausalOrder's
-// with one.
+// with one. row_shift: the kernel's tiles' rows moved up (tile_kv_blocks), which
+// the causal balance counts with.
 struct StaticPersistentScheduler {
   static cudaError_t plan(const AttnParams& p, int block_m, int block_n, int head_dim, TileSchedule* s,
-                          int* grid) {
+                          int* grid, int row_shift = 0) {
     s->num_m_blocks = (p.seqlen_q + block_m - 1) / block_m;
     s->num_tiles = s->num_m_blocks * p.heads * p.batch;
     cudaError_t err;
@@ -154,7 +157,7 @@ struct StaticPersistentScheduler {
       int l2_bytes = 0;
       if ((err = cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, dev)) != cudaSuccess) return err;
       group = CausalOrder::group_size(p, head_dim, s->num_m_blocks, *grid, l2_bytes);
-      group = CausalOrder::balanced_group(p, block_m, block_n, s->num_m_blocks, *grid, group);
+      group = CausalOrder::balanced_group(p, block_m, block_n, s->num_m_blocks, *grid, group, row_shift);
     }
     s->group_bh = int(group < 1 ? 1 : group > bh_count ? bh_count : group);
     s->by_heads = FastDiv(p.heads);

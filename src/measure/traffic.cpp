@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/fa1_split.h"
+#include "fa3/fa3_causal_balance.h"
 #include "fa3/fa3_fp8_defaults.h"
 #include "fa3/fa3_fp8_split.h"
 #include "measure/traffic_blocks.h"
@@ -59,13 +60,16 @@ Traffic fa1_per_head(const AttnProblem& p, int64_t s, int64_t bm, int64_t bn, in
 }
 
 // s: bytes of a Q, K, V element; so: of an O element (they differ for e4m3).
-Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, int64_t bn) {
+// row_shift: Q block i holds rows [i * bm - row_shift, (i + 1) * bm - row_shift)
+// that exist (the e4m3 fa3 kernel's causal walk; 0 elsewhere).
+Traffic fa2_per_head(const AttnProblem& p, int64_t s, int64_t so, int64_t bm, int64_t bn, int64_t row_shift = 0) {
   const int64_t nq = p.seqlen_q, d = p.head_dim;
   const int64_t tr = ceil_div(nq, bm);
   Traffic t;
   for (int64_t i = 0; i < tr; ++i) {
-    const int64_t rows = std::min(bm, nq - i * bm);
-    const int64_t keys = keys_in_blocks(p, visible_kv_blocks(p, i * bm, rows, bn), bn);
+    const int64_t first = std::max<int64_t>(i * bm - row_shift, 0);
+    const int64_t rows = std::min((i + 1) * bm - row_shift, nq) - first;
+    const int64_t keys = keys_in_blocks(p, visible_kv_blocks(p, first, rows, bn), bn);
     t.read_bytes += rows * d * s + 2 * keys * d * s;  // Q_i once, K_j and V_j per visible j
     t.write_bytes += rows * d * so + rows * kStatBytes;  // O_i and LSE_i once
   }
@@ -122,6 +126,10 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
     case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n, t.warps); break;
     case Family::fa2:
     case Family::fa3:
+      // The e4m3 kernel's causal walk moves its tiles up (fa3_causal_balance.h).
+      per_head = fa2_per_head(p, s, so, t.block_m, t.block_n,
+                              p.dtype == DType::e4m3 && p.causal ? fa3::causal_row_shift(p.seqlen_q, t.block_m) : 0);
+      break;
     case Family::cudnn: per_head = fa2_per_head(p, s, so, t.block_m, t.block_n); break;
   }
   const int64_t bh = int64_t(p.batch) * p.heads;
