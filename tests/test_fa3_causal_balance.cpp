@@ -73,20 +73,21 @@ TEST(Fa3CausalBalance, PaperShapesGetAnEvenerGroupWithinHalfOfTheirs) {
 // causal_row_shift: the remainder of seqlen_q / block_m moved to the first tile
 // in whole 64-row warpgroup slices.
 TEST(Fa3CausalBalance, RowShiftMovesTheRemainderToTheFirstTile) {
-  EXPECT_EQ(causal_row_shift(4096, 192), 128);  // 21 x 192 + 64: two empty slices
-  EXPECT_EQ(causal_row_shift(8192, 192), 64);   // 42 x 192 + 128: one
-  EXPECT_EQ(causal_row_shift(4032, 192), 0);    // whole tiles
-  EXPECT_EQ(causal_row_shift(4096, 128), 0);
-  EXPECT_EQ(causal_row_shift(300, 192), 64);    // 192 + 108: 84 empty rows, one whole slice
-  EXPECT_EQ(causal_row_shift(100, 128), 0);     // 28 empty rows: no whole slice
-  EXPECT_EQ(causal_row_shift(1, 192), 128);
-  EXPECT_EQ(causal_row_shift(0, 192), 0);
+  EXPECT_EQ(causal_row_shift(true, 4096, 192), 128);  // 21 x 192 + 64: two empty slices
+  EXPECT_EQ(causal_row_shift(true, 8192, 192), 64);   // 42 x 192 + 128: one
+  EXPECT_EQ(causal_row_shift(true, 4032, 192), 0);    // whole tiles
+  EXPECT_EQ(causal_row_shift(true, 4096, 128), 0);
+  EXPECT_EQ(causal_row_shift(true, 300, 192), 64);    // 192 + 108: 84 empty rows, one whole slice
+  EXPECT_EQ(causal_row_shift(true, 100, 128), 0);     // 28 empty rows: no whole slice
+  EXPECT_EQ(causal_row_shift(true, 1, 192), 128);
+  EXPECT_EQ(causal_row_shift(true, 0, 192), 0);
+  EXPECT_EQ(causal_row_shift(false, 4096, 192), 0);  // no mask: every tile costs the same
   // The shifted tiles [m * bm - shift, (m + 1) * bm - shift), m < ceil(n / bm),
   // cover rows 0 .. n - 1, start on a whole slice, and leave fewer than 64 empty
   // rows after the last.
   for (const int bm : {64, 128, 192}) {
     for (int n = 1; n <= 1000; ++n) {
-      const int shift = causal_row_shift(n, bm), tiles = (n + bm - 1) / bm;
+      const int shift = causal_row_shift(true, n, bm), tiles = (n + bm - 1) / bm;
       ASSERT_EQ(shift % 64, 0);
       ASSERT_GE(shift, 0);
       ASSERT_LT(shift, bm);

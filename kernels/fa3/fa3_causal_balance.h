@@ -17,8 +17,9 @@
 
 namespace fa::fa3 {
 
-// Rows by which a causal tile walk moves every tile up: tile m_block covers
-// rows [m_block * block_m - shift, (m_block + 1) * block_m - shift). Where
+// Rows by which a causal tile walk moves every tile up (0 without a mask, whose
+// tiles all cost the same): tile m_block covers rows
+// [m_block * block_m - shift, (m_block + 1) * block_m - shift). Where
 // seqlen_q is not a multiple of block_m, the plain walk's last tile holds the
 // remainder, and its consumer warpgroups with no rows still compute: on the
 // causal diagonal that is the longest tile (hd128's 192-row tile at 4096 =
@@ -27,8 +28,8 @@ namespace fa::fa3 {
 // shortest tile, whose empty warpgroups hold rows before 0 (TMA reads them as
 // zeros; nothing is stored). Whole 64-row warpgroup slices only, so each
 // warpgroup's rows stay inside one block of per-block Q descales.
-inline int causal_row_shift(int seqlen_q, int block_m) {
-  if (block_m <= 0 || seqlen_q <= 0) return 0;
+inline int causal_row_shift(bool causal, int seqlen_q, int block_m) {
+  if (!causal || block_m <= 0 || seqlen_q <= 0) return 0;
   return (block_m - seqlen_q % block_m) % block_m / 64 * 64;
 }
 

@@ -229,7 +229,7 @@ cudaError_t fa3_fp8_attention_tile(const Fp8FwdParams& p, cudaStream_t stream, b
   ap.causal = p.causal, ap.num_sms = p.num_sms;
   // Causal: the remainder rows of seqlen_q in the first, shortest tile instead of
   // the last, longest one (fa3_causal_balance.h, causal_row_shift).
-  a.row_shift = p.causal ? fa3::causal_row_shift(p.seqlen_q, BM) : 0;
+  a.row_shift = fa3::causal_row_shift(p.causal, p.seqlen_q, BM);
   int grid = 0;
   err = Traits::Scheduler::plan(ap, BM, BN, HeadDim, &a.schedule, &grid, a.row_shift);
   if (err != cudaSuccess) return err;

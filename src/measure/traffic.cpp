@@ -125,12 +125,12 @@ Traffic traffic_model(Family f, const AttnProblem& p, const Tile& tile, std::opt
     case Family::standard: per_head = standard_per_head(p, s); break;
     case Family::fa1: per_head = fa1_per_head(p, s, t.block_m, t.block_n, t.warps); break;
     case Family::fa2:
+    case Family::cudnn: per_head = fa2_per_head(p, s, so, t.block_m, t.block_n); break;
     case Family::fa3:
       // The e4m3 kernel's causal walk moves its tiles up (fa3_causal_balance.h).
       per_head = fa2_per_head(p, s, so, t.block_m, t.block_n,
-                              p.dtype == DType::e4m3 && p.causal ? fa3::causal_row_shift(p.seqlen_q, t.block_m) : 0);
+                              p.dtype == DType::e4m3 ? fa3::causal_row_shift(p.causal, p.seqlen_q, t.block_m) : 0);
       break;
-    case Family::cudnn: per_head = fa2_per_head(p, s, so, t.block_m, t.block_n); break;
   }
   const int64_t bh = int64_t(p.batch) * p.heads;
   Traffic total{per_head.read_bytes * bh, per_head.write_bytes * bh};
