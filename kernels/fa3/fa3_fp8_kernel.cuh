@@ -593,13 +593,112 @@ struct Fa3Fp8Fwd {
       for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(p[i][j])::"memory");
   }
 
-  // Consumer warpgroup c: rows c*64 .. c*64+63 of each tile; each tile's first
-  // Q K^T and last P V alone (the bf16 kernel's per-tile consumer).
-  static __device__ __forceinline__ void consumer(const Fp8Args& a, const Smem<Traits>& sm, int c) {
+  // Scores are in code units (S = Q_codes K_codes^T): the descales join the
+  // softmax scale (kBlocks: Q's here, for warpgroup rows from wg_row0, each K
+  // block's as the block comes).
+  static __device__ __forceinline__ float item_scale(const Fp8Args& a, const TileCoord& tc, int kv_head,
+                                                     int wg_row0) {
+    return kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, max(wg_row0, 0), a.q_block_rows)
+                   : a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
+  }
+
+  // Block 0 of an item (its last K/V block: the masked one, if any), whose S
+  // has landed in sc from K stage s: the K stage (and, for a one-block item,
+  // Q slot qs) released, the softmax into a fresh st. kBlocks: vd_prev becomes
+  // the block's V descale (alpha is applied to O = 0: no V ratio needed).
+  static __device__ __forceinline__ void first_softmax(const Fp8Args& a, const Smem<Traits>& sm, int lane,
+                                                       const Fp8Item& item, int s, int qs, int row0, int kv_head,
+                                                       float scale_log2, float (&sc)[BN / 2], float (&alpha)[2],
+                                                       RowState& st, float& vd_prev) {
+    const int top = item.hi;
+    if (lane == 0) {
+      sm.empty_k(s).arrive();
+      if (item.hi - item.lo == 1) sm.empty_q(qs).arrive();
+    }
+    if (fp8_kv_block_needs_mask<BM, BN>(top - 1, item.tc.m_block, a))
+      apply_mask<BN>(sc, (top - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
+    if constexpr (kBlocks) {
+      const int key0 = (top - 1) * BN;
+      online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(item.tc.batch, kv_head, key0, a.k_block_rows), alpha);
+      vd_prev = a.v_descale.at(item.tc.batch, kv_head, key0, a.v_block_rows);
+    } else {
+      online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
+    }
+  }
+
+  // An item's end, its O complete in o (not normalised): a piece of a split
+  // tile hands its partial O, m and l over and the warp that ends its rows'
+  // last piece adds up the others and stores them (combine_pieces); rows
+  // before 0 (row_shift) store nothing; else O and LSE out (store_tile).
+  // Everything but o, st and vd_prev is recomputed from the item, which keeps
+  // the registers free in the cross-tile step, where two items are live; that
+  // step takes whole tiles only (kPiece false), since merging pieces there spilled.
+  template <bool kPiece = true>
+  static __device__ __forceinline__ void finish_item(const Fp8Args& a, const Smem<Traits>& sm, int c,
+                                                     const Fp8Item& item, float (&o)[HD / 2], RowState& st,
+                                                     float vd_prev) {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    const int g = lane / 4, t = lane % 4;
+    const int wg_row0 = fp8_tile_row0<BM>(item.tc.m_block, a) + c * 64;
+    const int row0 = wg_row0 + warp * 16 + lane / 4;
+    const int kv_head = item.tc.head / (a.heads / a.heads_kv);
+    const float scale = item_scale(a, item.tc, kv_head, wg_row0);
+    if (kPiece && item.slot >= 0 && !combine_pieces(a, item, o, st, c * 128 + warp * 32 + lane, scale * 1.4426950408889634f))
+      return;
+    if (wg_row0 < 0) return;  // rows before 0: nothing to store
+    // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
+    store_tile(a, sm, c, item.tc, o, st, row0, lane % 4, kBlocks ? 0.6931471805599453f : scale,
+               kBlocks ? vd_prev : a.v_descale.at(item.tc.batch, kv_head), !kPiece || item.slot < 0);
+  }
+
+  // An item's block 0 with nothing to overlap its Q K^T with: Q slot and K
+  // stage waited for, S = Q K^T alone, its softmax; P in p. s: the K/V stage.
+  static __device__ __forceinline__ void start_alone(const Fp8Args& a, const Smem<Traits>& sm, int c, int lane,
+                                                     const Fp8Item& item, int s, int qs, uint32_t q_parity,
+                                                     uint32_t kv_parity, uint64_t desc_q, int row0, int kv_head,
+                                                     float scale_log2, float (&sc)[BN / 2], uint32_t (&p)[BN / 32][4],
+                                                     float (&alpha)[2], RowState& st, float& vd_prev) {
+    sm.full_q(qs).wait(q_parity);
+    sm.full_k(s).wait(kv_parity);
+    wait_turn(c);
+    issue_qk(sc, desc_q, sm, s);
+    pass_turn(c);
+    sm90::wgmma_wait<0>();
+    sm90::fence_regs(sc);
+    first_softmax(a, sm, lane, item, s, qs, row0, kv_head, scale_log2, sc, alpha, st, vd_prev);
+    p_to_e4m3(sc, p);
+  }
+
+  // O += P_last V_last (V^T stage s), alone, and the stage released.
+  static __device__ __forceinline__ void last_pv_alone(const Smem<Traits>& sm, int c, int lane, float (&o)[HD / 2],
+                                                       uint32_t (&p)[BN / 32][4], int s, uint32_t v_parity) {
+    sm.full_v(s).wait(v_parity);
+    wait_turn(c);
+    sm90::fence_regs(o);
+    issue_pv(o, p, sm, s);
+    pass_turn(c);
+    sm90::wgmma_wait<0>();
+    sm90::fence_regs(o);
+    if (lane == 0) sm.empty_v(s).arrive();
+  }
+
+  // Consumer warpgroup c: rows c*64 .. c*64+63 of each item.
+  static __device__ __forceinline__ void consumer(const Fp8Args& a, const Smem<Traits>& sm, int c) {
     // The last warpgroup hands the first turn to warpgroup 0.
     if (Traits::kPingPong && c == Traits::kConsumerWGs - 1) pass_turn(c);
+    if constexpr (Traits::kCrossTile)
+      consumer_chained(a, sm, c);
+    else
+      consumer_per_tile(a, sm, c);
+  }
+
+  // Each item's first Q K^T and last P V alone (the bf16 kernel's per-tile
+  // consumer). Its block 0 and its store are written out here rather than
+  // taken from start_alone and finish_item: with those, ptxas allocated the
+  // registers of every instance differently (cuobjdump), and as written the
+  // instances keep the SASS that their measurements were taken on.
+  static __device__ __forceinline__ void consumer_per_tile(const Fp8Args& a, const Smem<Traits>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
     const int group = a.heads / a.heads_kv;
     RingPos<Traits::kStages> ring;
     RingPos<Traits::kQStages> qring;
@@ -612,10 +711,7 @@ struct Fa3Fp8Fwd {
       const int wg_row0 = fp8_tile_row0<BM>(tc.m_block, a) + c * 64;  // < 0: no rows (row_shift)
       const int row0 = wg_row0 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
       const int kv_head = tc.head / group;
-      // Scores are in code units (S = Q_codes K_codes^T): the descales join the
-      // scale (kBlocks: Q's here, each K block's as the block comes).
-      const float scale = kBlocks ? a.softmax_scale * a.q_descale.at(tc.batch, tc.head, max(wg_row0, 0), a.q_block_rows)
-                                  : a.softmax_scale * a.q_descale.at(tc.batch, tc.head) * a.k_descale.at(tc.batch, kv_head);
+      const float scale = item_scale(a, tc, kv_head, wg_row0);
       const float scale_log2 = scale * 1.4426950408889634f;
       float vd_prev = 1.f;  // kBlocks: V descale of the last block added to O
       float o[HD / 2];
@@ -638,19 +734,7 @@ struct Fa3Fp8Fwd {
         pass_turn(c);
         sm90::wgmma_wait<0>();
         sm90::fence_regs(sc);
-        if (lane == 0) {
-          sm.empty_k(s_prev).arrive();
-          if (n_blocks == 1) sm.empty_q(qs).arrive();
-        }
-        if (fp8_kv_block_needs_mask<BM, BN>(top - 1, tc.m_block, a))
-          apply_mask<BN>(sc, (top - 1) * BN, row0, a.seqlen_q, a.seqlen_k, a.causal);
-        if constexpr (kBlocks) {  // alpha is applied to O = 0: no V ratio needed
-          const int key0 = (top - 1) * BN;
-          online_softmax_scaled<BN, Traits::kPolyEvery>(sc, st, scale_log2 * a.k_descale.at(tc.batch, kv_head, key0, a.k_block_rows), alpha);
-          vd_prev = a.v_descale.at(tc.batch, kv_head, key0, a.v_block_rows);
-        } else {
-          online_softmax<BN, Traits::kPolyEvery>(sc, st, scale_log2, alpha);  // alpha is applied to O = 0: harmless
-        }
+        first_softmax(a, sm, lane, item, s_prev, qs, row0, kv_head, scale_log2, sc, alpha, st, vd_prev);
         p_to_e4m3(sc, p);
         uint32_t v_parity = ring.parity();
         ++ring.count;
@@ -658,16 +742,8 @@ struct Fa3Fp8Fwd {
         run_blocks(a, sm, c, lane, tc, n_blocks, top, qs, desc_q, row0, scale_log2, o, sc, p, alpha, st, ring, s_prev,
                    v_parity, vd_prev, kv_head);
 
-        // O += P_last V_last, alone.
-        rescale_o<HD>(o, alpha);
-        sm.full_v(s_prev).wait(v_parity);
-        wait_turn(c);
-        sm90::fence_regs(o);
-        issue_pv(o, p, sm, s_prev);
-        pass_turn(c);
-        sm90::wgmma_wait<0>();
-        sm90::fence_regs(o);
-        if (lane == 0) sm.empty_v(s_prev).arrive();
+        rescale_o<HD>(o, alpha);  // O += P_last V_last, alone
+        last_pv_alone(sm, c, lane, o, p, s_prev, v_parity);
         ++qring.count;
       }
       // A piece of a split tile: its partial O, m and l go out, and the warp that
@@ -677,6 +753,112 @@ struct Fa3Fp8Fwd {
       // LSE = m * m_unit + ln l: m in code units, or (kBlocks) scaled in log2 units.
       store_tile(a, sm, c, tc, o, st, row0, t, kBlocks ? 0.6931471805599453f : scale,
                  kBlocks ? vd_prev : a.v_descale.at(tc.batch, kv_head), item.slot < 0);
+    }
+  }
+
+  // Items as one pipeline (Traits::kCrossTile): an item's last P V, waited
+  // for, then the next item's first Q K^T in the same turn, and the finished
+  // item stored while that Q K^T runs, so a tile's end and the next one's start
+  // take one turn instead of two. Kept where it measured faster (Fa3Fp8Traits::
+  // kCrossTile: head_dim 64). (The
+  // bf16 kernel's order, the next softmax under this P V, spilled here: O, S
+  // and P live beside two items' state.) Where the next item has no K/V block,
+  // or this one is a piece of a split tile (its merge spilled in the step),
+  // its last P V runs alone and the next item starts alone.
+  static __device__ __forceinline__ void consumer_chained(const Fp8Args& a, const Smem<Traits>& sm, int c) {
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4;
+    const int group = a.heads / a.heads_kv;
+    RingPos<Traits::kStages> ring;
+    RingPos<Traits::kQStages> qring;
+    auto q_desc = [&](int qs) {
+      return sm90::smem_desc_kmajor(sm.q(qs) + c * 64 * Traits::kQKPanelW, Traits::kQKPanelW);
+    };
+    int round = 0;
+    for (;;) {
+      int idx = Sched::tile_index(round++, gridDim.x, blockIdx.x);
+      if (idx >= a.num_items) break;
+      Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
+      float o[HD / 2];
+#pragma unroll
+      for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+      RowState st;
+      float vd_prev = 1.f;  // kBlocks: V descale of the last block added to O
+      if (item.hi == item.lo) {  // no K/V block: O = 0, LSE = -inf
+        finish_item(a, sm, c, item, o, st, vd_prev);
+        continue;
+      }
+      float sc[BN / 2];
+      uint32_t p[BN / 32][4];
+      float alpha[2];
+      int s_prev = ring.stage();
+      float scale_log2;  // the item's (item_scale), in log2 units
+      {
+        const int qs = qring.stage();
+        const int wg_row0 = fp8_tile_row0<BM>(item.tc.m_block, a) + c * 64;
+        const int kv_head = item.tc.head / group;
+        scale_log2 = item_scale(a, item.tc, kv_head, wg_row0) * 1.4426950408889634f;
+        start_alone(a, sm, c, lane, item, s_prev, qs, qring.parity(), ring.parity(), q_desc(qs),
+                    wg_row0 + warp * 16 + g, kv_head, scale_log2, sc, p, alpha, st, vd_prev);
+      }
+      uint32_t v_parity = ring.parity();
+      ++ring.count;
+
+      for (;;) {
+        // Item `item`: block 0's P is in p; blocks 1 .. n-1 here. Its constants
+        // are recomputed from the item, not carried from the step that started it.
+        const int qs = qring.stage();
+        const int wg_row0 = fp8_tile_row0<BM>(item.tc.m_block, a) + c * 64;  // < 0: no rows (row_shift)
+        run_blocks(a, sm, c, lane, item.tc, item.hi - item.lo, item.hi, qs, q_desc(qs), wg_row0 + warp * 16 + g,
+                   scale_log2, o, sc, p, alpha, st, ring, s_prev, v_parity, vd_prev, item.tc.head / group);
+        rescale_o<HD>(o, alpha);
+        ++qring.count;
+        const int done = idx;  // the finished item and the next, kept as indices (registers)
+        bool chain = false;
+        idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
+        if (idx < a.num_items) {
+          const Fp8Item next = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
+          chain = next.hi > next.lo && item.slot < 0;
+        }
+        if (!chain) {  // the outer loop takes the next item
+          last_pv_alone(sm, c, lane, o, p, s_prev, v_parity);
+          finish_item(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(done, a), o, st, vd_prev);
+          break;
+        }
+        ++round;
+        const int next_qs = qring.stage();
+        sm.full_q(next_qs).wait(qring.parity());
+        const int s = ring.stage();
+        sm.full_k(s).wait(ring.parity());
+        sm.full_v(s_prev).wait(v_parity);
+        wait_turn(c);
+        sm90::fence_regs(o);
+        issue_pv(o, p, sm, s_prev);
+        sm90::wgmma_wait<0>();
+        sm90::fence_regs(o);
+        fence_words(p);
+        issue_qk(sc, q_desc(next_qs), sm, s);
+        pass_turn(c);
+        if (lane == 0) sm.empty_v(s_prev).arrive();
+        finish_item<false>(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(done, a), o, st, vd_prev);
+        item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
+        {
+          const int next_row0 = fp8_tile_row0<BM>(item.tc.m_block, a) + c * 64;
+          const int kv_head = item.tc.head / group;
+          scale_log2 = item_scale(a, item.tc, kv_head, next_row0) * 1.4426950408889634f;
+          sm90::wgmma_wait<0>();
+          sm90::fence_regs(sc);
+          st = RowState{};
+          first_softmax(a, sm, lane, item, s, next_qs, next_row0 + warp * 16 + g, kv_head, scale_log2, sc, alpha, st,
+                        vd_prev);
+        }
+        p_to_e4m3(sc, p);
+#pragma unroll
+        for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
+        s_prev = s;
+        v_parity = ring.parity();
+        ++ring.count;
+      }
     }
   }
 
@@ -747,20 +929,65 @@ struct Fa3Fp8Fwd {
     const bool tma = Traits::kTmaStoreO && whole;
     __nv_bfloat16* const out0 = static_cast<__nv_bfloat16*>(a.o) + tc.batch * a.o_batch_stride +
                                 row0 * a.o_row_stride + tc.head * a.o_head_stride;
-    float f[2];
+    if constexpr (Traits::kCrossTile) {
+      // O packed into bf16 pairs before anything else, so that its floats are
+      // dead early: the cross-tile step stores while the next item's S lands
+      // in other registers (consumer_chained).
+      float f[2], l[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row0 + 8 * r;
-      const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
-      // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
-      // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
-      f[r] = l > 0.f ? v_descale / l : 0.f;
-      if (!tma) store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f[r], t, row < a.seqlen_q);
-      if (t == 0 && row < a.seqlen_q)
-        a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-            l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
+      for (int r = 0; r < 2; ++r) {
+        l[r] = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
+        f[r] = l[r] > 0.f ? v_descale / l[r] : 0.f;
+      }
+      auto store_lse = [&]() {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int row = row0 + 8 * r;
+          if (t == 0 && row < a.seqlen_q)
+            a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
+                l[r] > 0.f ? st.m[r] * m_unit + logf(l[r]) : -INFINITY;
+        }
+      };
+      if (tma) {
+        uint32_t w[HD / 4];
+        pack_o(o, f, w);
+        store_lse();
+        store_o_tma(a, sm, c, tc, [&](int i) { return w[i]; });
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f[r], t, row0 + 8 * r < a.seqlen_q);
+        store_lse();
+      }
+    } else {
+      float f[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row0 + 8 * r;
+        const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
+        // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
+        // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
+        f[r] = l > 0.f ? v_descale / l : 0.f;
+        if (!tma) store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f[r], t, row < a.seqlen_q);
+        if (t == 0 && row < a.seqlen_q)
+          a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
+              l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
+      }
+      if (tma) store_o_tma(a, sm, c, tc, [&](int i) { return pack_o_word(o, f, i); });
     }
-    if (tma) store_o_tma(a, sm, c, tc, o, f);
+  }
+
+  // Word i of O * f in bf16 pairs, in the order store_o_tma's stmatrix.x4
+  // takes them: for each pair of 8-column groups j, j + 1 (i / 4 = j / 2),
+  // rows g (even i % 4) and g + 8 (odd), columns of group j + (i % 4) / 2.
+  static __device__ __forceinline__ uint32_t pack_o_word(const float (&o)[HD / 2], const float (&f)[2], int i) {
+    const int e = 8 * (i / 4) + 2 * (i % 4);  // 4 j + 2 (i % 4), j = 2 (i / 4)
+    return pack2<__nv_bfloat16>(o[e] * f[i % 2], o[e + 1] * f[i % 2]);
+  }
+  static __device__ __forceinline__ void pack_o(const float (&o)[HD / 2], const float (&f)[2],
+                                                uint32_t (&w)[HD / 4]) {
+#pragma unroll
+    for (int i = 0; i < HD / 4; ++i) w[i] = pack_o_word(o, f, i);
   }
 
   // Named barrier of consumer warpgroup c's rows of the O tile: ids after the
@@ -776,9 +1003,9 @@ struct Fa3Fp8Fwd {
   // outside the tensor map and are not written. The thread that issued the
   // previous tile's stores waits until they have read the tile before anyone
   // writes it again.
+  template <typename Words>  // word(i): pack_o_word's i-th word
   static __device__ __forceinline__ void store_o_tma(const Fp8Args& a, const Smem<Traits>& sm, int c,
-                                                     const TileCoord& tc, const float (&o)[HD / 2],
-                                                     const float (&f)[2]) {
+                                                     const TileCoord& tc, Words word) {
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     const bool leader = threadIdx.x % 128 == 0;
     uint8_t* const tile = sm.base + Traits::kOffO;
@@ -794,11 +1021,8 @@ struct Fa3Fp8Fwd {
 #pragma unroll
     for (int j = 0; j < HD / 8; j += 2) {
       const int chunk = j % 8 + m / 2;
-      sm90::stmatrix_x4(rows + (j / 8) * Traits::kOPanelBytes + ((chunk ^ ri) << 4),
-                        pack2<__nv_bfloat16>(o[4 * j] * f[0], o[4 * j + 1] * f[0]),
-                        pack2<__nv_bfloat16>(o[4 * j + 2] * f[1], o[4 * j + 3] * f[1]),
-                        pack2<__nv_bfloat16>(o[4 * j + 4] * f[0], o[4 * j + 5] * f[0]),
-                        pack2<__nv_bfloat16>(o[4 * j + 6] * f[1], o[4 * j + 7] * f[1]));
+      sm90::stmatrix_x4(rows + (j / 8) * Traits::kOPanelBytes + ((chunk ^ ri) << 4), word(2 * j), word(2 * j + 1),
+                        word(2 * j + 2), word(2 * j + 3));
     }
     sm90::fence_proxy_async_smem();  // the generic-proxy writes, before the TMA (async proxy) reads them
     sm90::named_barrier_sync(kOTileBar + c, 128);

@@ -123,6 +123,14 @@ struct Fa3Fp8Traits {
   // softmax starts (fa3_fp8_kernel.cuh, run_blocks).
   static constexpr bool kSerialPvQk = HeadDim / 2 + BlockN / 2 + BlockN / 8 + 32 > kConsumerRegs;
 
+  // An item's last P V issued in the same turn as the next item's first Q K^T,
+  // the finished item stored under it (fa3_fp8_kernel.cuh, consumer_chained).
+  // Same-run A/B on the H200 (PERF_NOTES fa3-fp8-cross-tile): hd64's 128x256
+  // tile +1.3-4.7 % from 2048 tokens; hd128 -0.2-2.7 % and hd256 -2.4-3.0 %,
+  // so head_dim 64 only. Not with the in-kernel transpose, where the step
+  // spilled (24-28 bytes at hd128 and hd256) and which hd64 runs for short queries.
+  static constexpr bool kCrossTile = HeadDim == 64 && !TransposeV;
+
   using Scheduler = fa3::StaticPersistentScheduler;
   // The tile walk's divisions (fa3_scheduler.cuh, tile_at), as Fa3Traits::kFastDivWalk:
   // FastDiv with two consumer warpgroups. Same-run A/B on the H200 (PERF_NOTES
