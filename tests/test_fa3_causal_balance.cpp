@@ -69,7 +69,6 @@ TEST(Fa3CausalBalance, PaperShapesGetAnEvenerGroupWithinHalfOfTheirs) {
   }
 }
 
-}  // namespace
 // causal_row_shift: the remainder of seqlen_q / block_m moved to the first tile
 // in whole 64-row warpgroup slices.
 TEST(Fa3CausalBalance, RowShiftMovesTheRemainderToTheFirstTile) {
@@ -97,4 +96,5 @@ TEST(Fa3CausalBalance, RowShiftMovesTheRemainderToTheFirstTile) {
   }
 }
 
+}  // namespace
 }  // namespace fa::fa3

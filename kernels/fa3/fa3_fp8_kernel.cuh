@@ -941,12 +941,7 @@ struct Fa3Fp8Fwd {
       }
       auto store_lse = [&]() {
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int row = row0 + 8 * r;
-          if (t == 0 && row < a.seqlen_q)
-            a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-                l[r] > 0.f ? st.m[r] * m_unit + logf(l[r]) : -INFINITY;
-        }
+        for (int r = 0; r < 2; ++r) store_lse_row(a, tc, row0 + 8 * r, t, st.m[r], l[r], m_unit);
       };
       if (tma) {
         uint32_t w[HD / 4];
@@ -965,16 +960,22 @@ struct Fa3Fp8Fwd {
       for (int r = 0; r < 2; ++r) {
         const int row = row0 + 8 * r;
         const float l = quad_sum(st.l[r]);  // every lane: the shuffles need the whole warp
-        // Division and logf kept here: __frcp_rn and __logf, which the bf16 kernel's
-        // store_tile takes, measured 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
         f[r] = l > 0.f ? v_descale / l : 0.f;
         if (!tma) store_o_row<__nv_bfloat16, HD>(out0 + 8 * r * a.o_row_stride, o, r, f[r], t, row < a.seqlen_q);
-        if (t == 0 && row < a.seqlen_q)
-          a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] =
-              l > 0.f ? st.m[r] * m_unit + logf(l) : -INFINITY;
+        store_lse_row(a, tc, row, t, st.m[r], l, m_unit);
       }
       if (tma) store_o_tma(a, sm, c, tc, [&](int i) { return pack_o_word(o, f, i); });
     }
+  }
+
+  // Row `row`'s LSE, m * m_unit + ln l (-inf where the row saw no key), by the
+  // first lane of its quad. Division (O's factor, in store_tile) and logf kept:
+  // __frcp_rn and __logf, which the bf16 kernel's store_tile takes, measured
+  // 0.98-1.00 in this kernel (PERF_NOTES fa3-short-epilogue-math).
+  static __device__ __forceinline__ void store_lse_row(const Fp8Args& a, const TileCoord& tc, int row, int t, float m,
+                                                       float l, float m_unit) {
+    if (t == 0 && row < a.seqlen_q)
+      a.lse[(int64_t(tc.batch) * a.heads + tc.head) * a.seqlen_q + row] = l > 0.f ? m * m_unit + logf(l) : -INFINITY;
   }
 
   // Word i of O * f in bf16 pairs, in the order store_o_tma's stmatrix.x4
