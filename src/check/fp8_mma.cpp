@@ -61,56 +61,64 @@ float fp8_mma_dot(const float* a, const float* b, int n) {
   return acc;
 }
 
-// The same arithmetic on kFp8MmaKeys keys at once, in GCC/Clang vector types
-// (one AVX2 register of 8 floats): the FP8 standard runs it on every checked
-// row against every key it sees.
+// The same arithmetic on kFp8MmaKeys keys at once, in GCC/Clang vector types:
+// one AVX-512 register of 16 floats in the x86-64-v4 clone of fp8_mma_scores,
+// two AVX2 registers in the default one. The FP8 standard runs it on every
+// checked row against every key it sees.
 namespace {
-using F8 = float __attribute__((vector_size(32)));
-using I8 = int32_t __attribute__((vector_size(32)));
-using U8 = uint32_t __attribute__((vector_size(32)));
-static_assert(kFp8MmaKeys == 8, "one F8 of keys");
+using FV = float __attribute__((vector_size(4 * kFp8MmaKeys)));
+using IV = int32_t __attribute__((vector_size(4 * kFp8MmaKeys)));
+using UV = uint32_t __attribute__((vector_size(4 * kFp8MmaKeys)));
 
-inline F8 abs8(F8 x) { return F8(U8(x) & 0x7FFFFFFFu); }
-inline F8 max8(F8 a, F8 b) { return a > b ? a : b; }
-inline F8 trunc8(F8 x) { return __builtin_convertvector(__builtin_convertvector(x, I8), F8); }
-
-// grid_of, lane by lane.
-struct Grid8 {
-  F8 ulp, inv;
-};
-inline Grid8 grid8(F8 top) {
-  const U8 e = U8(top) & 0x7F800000u;
-  return {F8(e == 0 ? U8{} + (127u << 23) : e - kShift), F8(e == 0 ? U8{} + (127u << 23) : (254u << 23) - e + kShift)};
-}
 }  // namespace
 
+// x86-64 only: elsewhere (FA_BENCH_HOST_ARCH empty on another architecture,
+// docs/BUILD.md) the one form the compiler targets.
+#if defined(__x86_64__)
+#define FA_FP8_MMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define FA_FP8_MMA_CLONES
+#endif
+
+FA_FP8_MMA_CLONES
 void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_keys, float* out) {
   const int64_t block_floats = int64_t(2) * n * kFp8MmaKeys;
   std::vector<float> q_pow2(size_t(int64_t(rows) * n));
   for (size_t i = 0; i < q_pow2.size(); ++i) q_pow2[i] = field_pow2(q[i]);
-  F8 prod[kFp8MmaDepth];
   for (int64_t j0 = 0; j0 < n_keys; j0 += kFp8MmaKeys) {
-    // This block's n x 8 values, then their n x 8 field powers: in L1 across the rows.
+    // This block's n x kFp8MmaKeys values, then as many field powers: in L1 across the rows.
     const float* values = kb + j0 / kFp8MmaKeys * block_floats;
     const float* pow2 = values + int64_t(n) * kFp8MmaKeys;
     const int64_t w = std::min<int64_t>(kFp8MmaKeys, n_keys - j0);
     for (int r = 0; r < rows; ++r) {
       const float* qr = q + int64_t(r) * n;
       const float* qp = q_pow2.data() + int64_t(r) * n;
-      F8 acc = {};
+      // A step's alignment first, then its addends truncated to the grid and
+      // summed as integers: each is below 2^15 units and a step holds 33, so the
+      // int32 sum is the float sum of fp8_mma_dot, exactly, without a float
+      // conversion and multiply per addend or the products kept across the step.
+      FV acc = {};
       for (int s0 = 0; s0 < n; s0 += kFp8MmaDepth) {
         const int len = std::min(kFp8MmaDepth, n - s0);
-        F8 top = abs8(acc);
+        FV top = FV(UV(acc) & 0x7FFFFFFFu);  // |acc|
         for (int i = 0; i < len; ++i) {
-          F8 k, kp;
-          std::memcpy(&k, values + (s0 + i) * kFp8MmaKeys, sizeof k);
+          FV kp;
           std::memcpy(&kp, pow2 + (s0 + i) * kFp8MmaKeys, sizeof kp);
-          prod[i] = qr[s0 + i] * k;
-          top = max8(top, qp[s0 + i] * kp);
+          const FV pk = qp[s0 + i] * kp;
+          top = top > pk ? top : pk;
         }
-        const Grid8 g = grid8(top);
-        acc = trunc8(acc * g.inv) * g.ulp;
-        for (int i = 0; i < len; ++i) acc += trunc8(prod[i] * g.inv) * g.ulp;
+        // grid_of, lane by lane (written out here: a helper returning a 64-byte
+        // vector changes the ABI between the two clones, which GCC warns of).
+        const UV e = UV(top) & 0x7F800000u;
+        const FV ulp = FV(e == 0 ? UV{} + (127u << 23) : e - kShift);
+        const FV inv = FV(e == 0 ? UV{} + (127u << 23) : (254u << 23) - e + kShift);
+        IV units = __builtin_convertvector(acc * inv, IV);
+        for (int i = 0; i < len; ++i) {
+          FV k;
+          std::memcpy(&k, values + (s0 + i) * kFp8MmaKeys, sizeof k);
+          units += __builtin_convertvector((qr[s0 + i] * k) * inv, IV);
+        }
+        acc = __builtin_convertvector(units, FV) * ulp;
       }
       for (int64_t l = 0; l < w; ++l) out[int64_t(r) * n_keys + j0 + l] = acc[l];
     }

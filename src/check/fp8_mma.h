@@ -32,12 +32,12 @@ float fp8_mma_dot(const float* a, const float* b, int n);
 // out[r * n_keys + j] = fp8_mma_dot(q + r * n, key j, n) for r < rows and
 // j < n_keys: the same arithmetic, vectorized over keys, on keys as
 // fp8_keys_blocked lays them out.
-inline constexpr int kFp8MmaKeys = 8;
+inline constexpr int kFp8MmaKeys = 16;
 void fp8_mma_scores(const float* q, int rows, int n, const float* kb, int64_t n_keys, float* out);
 
 // `n_keys` keys of `n` channels, key j's channel i at keys[j * stride + i], in
 // fp8_mma_scores' layout: blocks of kFp8MmaKeys keys (the last padded with
-// zeros), each n channels x 8 values then n channels x 8 of 2^(exponent field).
+// zeros), each n channels x kFp8MmaKeys values then as many of 2^(exponent field).
 std::vector<float> fp8_keys_blocked(const float* keys, int64_t n_keys, int n, int64_t stride);
 
 // The descale of element (b, s, h) of a quantized tensor (tensors.h: its groups).

@@ -134,13 +134,15 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       // e4m3, cuDNN's form: P = exp(s - m) / l, rounded as P * 448 and descaled.
       if (e4m3_o) {
         for (int64_t j = 0; j < seen; ++j)
-          pt_norm(j, c) = decode_e4m3(encode_e4m3(col(j) / l * kE4m3Max)) * (1.f / kE4m3Max);
+          pt_norm(j, c) = round_e4m3(col(j) / l * kE4m3Max) * (1.f / kE4m3Max);
         pt_norm.col(c).tail(n_vis - seen).setZero();
       }
       // e4m3: exp(s - m) in [0, 1] rounded to e4m3 unscaled, normalized after P V
       // (fa3's FP8 forward); else the normalized P rounded to the dtype.
-      for (int64_t j = 0; j < seen; ++j)
-        col(j) = fp8 ? decode_e4m3(encode_e4m3(col(j))) / l : round_to(col(j) / l, p.dtype);
+      if (fp8)
+        for (int64_t j = 0; j < seen; ++j) col(j) = round_e4m3(col(j)) / l;
+      else
+        for (int64_t j = 0; j < seen; ++j) col(j) = round_to(col(j) / l, p.dtype);
       col.tail(n_vis - seen).setZero();
       const double ref_lse = ref.lse[size_t(bh) * n_rows + c0 + c];
       err.lse_max_abs = nan_max(err.lse_max_abs, std::abs(double(m + std::log(l)) - ref_lse));
@@ -156,7 +158,7 @@ StandardErrors standard_in_precision(const AttnProblem& p, const HostInputs& in,
       for (int64_t e = 0; e < d; ++e) {
         err.o_max_abs = nan_max(err.o_max_abs, std::abs(double(round_to(oc(e, c), out_dtype)) - r[e]));
         if (!e4m3_o) continue;
-        const float o8 = decode_e4m3(encode_e4m3(oc_norm(e, c) * in.o_scale)) / in.o_scale;
+        const float o8 = round_e4m3(oc_norm(e, c) * in.o_scale) / in.o_scale;
         err.o_max_abs_e4m3_o = nan_max(err.o_max_abs_e4m3_o, std::abs(double(o8) - r[e]));
         err.ref_o_max = nan_max(err.ref_o_max, std::abs(r[e]));
       }
