@@ -1,7 +1,6 @@
 // The e4m3 codec: every code, ties to even, saturation, subnormals.
 #include <gtest/gtest.h>
 
-
 #include <bit>
 #include <cmath>
 #include <cstdint>

@@ -69,7 +69,6 @@ namespace {
 using FV = float __attribute__((vector_size(4 * kFp8MmaKeys)));
 using IV = int32_t __attribute__((vector_size(4 * kFp8MmaKeys)));
 using UV = uint32_t __attribute__((vector_size(4 * kFp8MmaKeys)));
-
 }  // namespace
 
 // x86-64 only: elsewhere (FA_BENCH_HOST_ARCH empty on another architecture,
