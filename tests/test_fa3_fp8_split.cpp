@@ -3,8 +3,6 @@
 // fp8_check's `split` variant and fa-check run the kernel side.
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include "fa3/fa3_fp8_split.h"
 
 namespace fa {
@@ -56,41 +54,6 @@ TEST(Fa3Fp8Split, WorkspaceHoldsPaddedCountsThenEachPiecesPartials) {
   // per piece: 384 consumer threads x (64 + 4) floats
   EXPECT_EQ(fp8_split_bytes(sp, 192, 128), 2816 + int64_t(112) * 384 * 68 * 4);
   EXPECT_EQ(fp8_split_bytes(fp8_split_plan(1320, 132, 64), 192, 128), 0);
-}
-
-// The remnant-last list is a permutation of the scheduler's tiles: every
-// whole tile first, each pair's in m_block order, then the pairs' last tiles.
-TEST(Fa3Fp8Split, RemnantLastListsEveryTileOnceWholeTilesFirst) {
-  for (const int m : {2, 3, 22}) {
-    for (const int pairs : {1, 5, 64}) {
-      const int whole = (m - 1) * pairs;
-      std::vector<int> seen(size_t(m) * pairs, 0);
-      int prev = -1;
-      for (int t = 0; t < m * pairs; ++t) {
-        const int idx = fp8_remnant_last_tile(t, m, pairs, true);
-        ASSERT_GE(idx, 0);
-        ASSERT_LT(idx, m * pairs);
-        ++seen[size_t(idx)];
-        EXPECT_EQ(idx % m == m - 1, t >= whole) << "m " << m << " pairs " << pairs << " entry " << t;
-        if (t == whole) prev = -1;
-        EXPECT_GT(idx, prev) << "each part keeps the scheduler's order";
-        prev = idx;
-      }
-      for (const int n : seen) EXPECT_EQ(n, 1);
-    }
-  }
-  // hd128 at 4096 tokens, 64 pairs of 22 tiles: entry 1343 is pair 63's 21st
-  // whole tile, 1344 pair 0's remnant.
-  EXPECT_EQ(fp8_remnant_last_tile(1343, 22, 64, true), 63 * 22 + 20);
-  EXPECT_EQ(fp8_remnant_last_tile(1344, 22, 64, true), 21);
-  EXPECT_EQ(fp8_remnant_last_tile(1407, 22, 64, true), 63 * 22 + 21);
-}
-
-TEST(Fa3Fp8Split, RemnantLastKeepsTheListWithoutARemnant) {
-  for (int t = 0; t < 64; ++t) {
-    EXPECT_EQ(fp8_remnant_last_tile(t, 8, 8, false), t);
-    EXPECT_EQ(fp8_remnant_last_tile(t, 1, 64, true), t);  // one tile per pair: nothing to move
-  }
 }
 
 }  // namespace

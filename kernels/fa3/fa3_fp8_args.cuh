@@ -6,7 +6,6 @@
 
 #include <cuda.h>
 
-#include "fa3/fa3_fp8_split.h"
 #include "fa3/fa3_scheduler.cuh"
 
 namespace fa::fa3 {
@@ -84,16 +83,8 @@ __device__ __forceinline__ int fp8_kv_blocks(int m_block, const Fp8Args& a) {
   return tile_kv_blocks(m_block, BlockM, BlockN, a.seqlen_q, a.seqlen_k, a.causal, a.row_shift);
 }
 
-// List entry `tile` as the scheduler's index where the remnant tiles come last
-// (Fa3Fp8Traits::kRemnantLast; fa3_fp8_split.h fp8_remnant_last_tile).
-template <int BlockM>
-__device__ __forceinline__ int fp8_remnant_last(int tile, const Fp8Args& a) {
-  return fp8_remnant_last_tile(tile, a.schedule.num_m_blocks, a.batch * a.heads,
-                               !a.causal && a.seqlen_q % BlockM != 0);
-}
-
 // Item idx of the list; the producer and consumers walk it alike.
-template <int BlockM, int BlockN, typename Sched, bool kFastDiv, bool kRemnantLast = false>
+template <int BlockM, int BlockN, typename Sched, bool kFastDiv>
 __device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
   Fp8Item it;
   int tile = idx;
@@ -104,7 +95,6 @@ __device__ __forceinline__ Fp8Item fp8_item_at(int idx, const Fp8Args& a) {
     it.piece = r - it.slot * a.split_k;
     tile = a.split_from + it.slot;
   }
-  if constexpr (kRemnantLast) tile = fp8_remnant_last<BlockM>(tile, a);
   it.tc = Sched::template tile_at<kFastDiv>(tile, a);
   const int n = fp8_kv_blocks<BlockM, BlockN>(it.tc.m_block, a);
   it.lo = 0, it.hi = n;

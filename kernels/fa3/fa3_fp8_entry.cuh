@@ -41,14 +41,11 @@ struct Fa3Fp8Kernel {
   using TraitsVtInKernel = Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), true>;
   // Past fp8_vt_in_kernel's lengths and up to kFp8VtSharedMaxSeqlenQ, tiles
   // with three consumer warpgroups make V^T with their producer warps, shared by
-  // the launch, instead of the pre-pass (fa3_fp8_kernel.cuh, vt_team); their
-  // non-causal remnant tiles come last in the list and their empty warpgroups
-  // idle (Fa3Fp8Traits::kRemnantLast).
+  // the launch, instead of the pre-pass (fa3_fp8_kernel.cuh, vt_team).
   static constexpr bool kSharesVt = fp8_tile_can_share_vt(BlockM, false);
   using TraitsSharedVt =
       std::conditional_t<kSharesVt,
-                         Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), false, true,
-                                      true, true>,
+                         Fa3Fp8Traits<HeadDim, BlockM, BlockN, Stages, fp8_default_poly_every(HeadDim), false, true>,
                          Traits>;
   static bool vt_in_kernel(const AttnParams& p) { return fp8_vt_in_kernel(HeadDim, p.causal, p.seqlen_q); }
   static bool vt_shared(const AttnParams& p) {

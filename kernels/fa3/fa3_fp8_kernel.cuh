@@ -164,7 +164,7 @@ struct Fa3Fp8Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_items) break;
-      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(idx, a);
+      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
       const TileCoord& tc = item.tc;
       const int n_blocks = item.hi - item.lo;
       if (n_blocks == 0) continue;  // consumers write O = 0, LSE = -inf without Q
@@ -705,7 +705,7 @@ struct Fa3Fp8Fwd {
     for (int round = 0;; ++round) {
       const int idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
       if (idx >= a.num_items) break;
-      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(idx, a);
+      const Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
       const TileCoord& tc = item.tc;
       const int n_blocks = item.hi - item.lo, top = item.hi;
       const int wg_row0 = fp8_tile_row0<BM>(tc.m_block, a) + c * 64;  // < 0: no rows (row_shift)
@@ -778,7 +778,7 @@ struct Fa3Fp8Fwd {
     for (;;) {
       int idx = Sched::tile_index(round++, gridDim.x, blockIdx.x);
       if (idx >= a.num_items) break;
-      Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(idx, a);
+      Fp8Item item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
       float o[HD / 2];
 #pragma unroll
       for (int i = 0; i < HD / 2; ++i) o[i] = 0.f;
@@ -817,12 +817,12 @@ struct Fa3Fp8Fwd {
         bool chain = false;
         idx = Sched::tile_index(round, gridDim.x, blockIdx.x);
         if (idx < a.num_items) {
-          const Fp8Item next = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(idx, a);
+          const Fp8Item next = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
           chain = next.hi > next.lo && item.slot < 0;
         }
         if (!chain) {  // the outer loop takes the next item
           last_pv_alone(sm, c, lane, o, p, s_prev, v_parity);
-          finish_item(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(done, a), o, st, vd_prev);
+          finish_item(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(done, a), o, st, vd_prev);
           break;
         }
         ++round;
@@ -840,8 +840,8 @@ struct Fa3Fp8Fwd {
         issue_qk(sc, q_desc(next_qs), sm, s);
         pass_turn(c);
         if (lane == 0) sm.empty_v(s_prev).arrive();
-        finish_item<false>(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(done, a), o, st, vd_prev);
-        item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk, Traits::kRemnantLast>(idx, a);
+        finish_item<false>(a, sm, c, fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(done, a), o, st, vd_prev);
+        item = fp8_item_at<BM, BN, Sched, Traits::kFastDivWalk>(idx, a);
         {
           const int next_row0 = fp8_tile_row0<BM>(item.tc.m_block, a) + c * 64;
           const int kv_head = item.tc.head / group;

@@ -13,26 +13,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FA_FP8_SPLIT_FN __host__ __device__ __forceinline__
-#else
-#define FA_FP8_SPLIT_FN inline
-#endif
-
 namespace fa {
-
-// The non-causal list with each head's remnant tile last (Fa3Fp8Traits::
-// kRemnantLast): where block_m does not divide seqlen_q, the list holds the
-// num_m_blocks - 1 whole tiles of every (batch, head) pair first, m_block
-// fastest as in the scheduler's walk (fa3_scheduler.cuh), then the pairs'
-// last tiles, so that the split tail below takes them. Returns the
-// scheduler's index (pair * num_m_blocks + m_block) of list entry `tile`.
-FA_FP8_SPLIT_FN int fp8_remnant_last_tile(int tile, int num_m_blocks, int pairs, bool has_remnant) {
-  if (!has_remnant || num_m_blocks == 1) return tile;
-  const int whole = (num_m_blocks - 1) * pairs;
-  if (tile >= whole) return (tile - whole) * num_m_blocks + num_m_blocks - 1;
-  return tile + tile / (num_m_blocks - 1);  // pair * num_m_blocks + (tile - pair * (num_m_blocks - 1))
-}
 
 struct Fp8SplitPlan {
   int k = 1;           // pieces per split tile; 1: no split

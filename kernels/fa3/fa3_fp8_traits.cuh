@@ -13,7 +13,7 @@
 namespace fa {
 
 template <int HeadDim, int BlockM, int BlockN, int Stages, int PolyEvery = 0, bool TransposeV = false,
-          bool ShareVt = false, bool VtWarps = true, bool RemnantLast = false>
+          bool ShareVt = false, bool VtWarps = true>
 struct Fa3Fp8Traits {
   static constexpr int kHeadDim = HeadDim, kBlockM = BlockM, kBlockN = BlockN, kStages = Stages;
   // Where V becomes V^T (P V's k, the key, must run along V^T's rows): false,
@@ -130,13 +130,6 @@ struct Fa3Fp8Traits {
   // so head_dim 64 only. Not with the in-kernel transpose, where the step
   // spilled (24-28 bytes at hd128 and hd256) and which hd64 runs for short queries.
   static constexpr bool kCrossTile = HeadDim == 64 && !TransposeV;
-
-  // Non-causal: each head's last tile, where block_m does not divide seqlen_q,
-  // listed after every whole tile, so that the split tail holds them; a
-  // warpgroup whose rows all lie past seqlen_q runs no GEMM and no softmax, it
-  // keeps the turns and releases the stages (fa3_fp8_args.cuh fp8_remnant_last,
-  // fa3_fp8_kernel.cuh idle_item). fp8_check's vsr.
-  static constexpr bool kRemnantLast = RemnantLast;
 
   using Scheduler = fa3::StaticPersistentScheduler;
   // The tile walk's divisions (fa3_scheduler.cuh, tile_at), as Fa3Traits::kFastDivWalk:

@@ -26,16 +26,14 @@ namespace fa {
 //          the tile has three consumer warpgroups (hd128, as the registry past
 //          the in-kernel lengths; other head dims run split); the caller passes
 //          Fp8FwdParams::vt_sync, split_ws right behind it
-//   vsr    vs with the non-causal remnant tiles listed last and their empty
-//          warpgroups idle (Fa3Fp8Traits::kRemnantLast; hd128, as vs)
 //   vm1, vm2, vm4  vs's shared V^T made by a kernel of its own on 1, 2 or 4 SMs
 //          (fa3_fp8_vt_maker.cuh) launched before the attention
 //          kernel, which runs at once on the other SMs; workspaces as vs
 // Where a variant names only hd128, the other head dims run base.
-enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs, vsr, vm1, vm2, vm4 };
+enum class Fp8Variant { base, two, wide, poly4, poly2, tv, split, vs, vm1, vm2, vm4 };
 inline constexpr Fp8Variant kFp8Variants[] = {Fp8Variant::base,  Fp8Variant::two, Fp8Variant::wide, Fp8Variant::poly4,
                                               Fp8Variant::poly2, Fp8Variant::tv,  Fp8Variant::split,
-                                              Fp8Variant::vs,    Fp8Variant::vsr, Fp8Variant::vm1, Fp8Variant::vm2,
+                                              Fp8Variant::vs,    Fp8Variant::vm1, Fp8Variant::vm2,
                                               Fp8Variant::vm4};
 
 inline const char* fp8_variant_name(Fp8Variant v) {
@@ -48,7 +46,6 @@ inline const char* fp8_variant_name(Fp8Variant v) {
     case Fp8Variant::tv: return "tv";
     case Fp8Variant::split: return "split";
     case Fp8Variant::vs: return "vs";
-    case Fp8Variant::vsr: return "vsr";
     case Fp8Variant::vm1: return "vm1";
     case Fp8Variant::vm2: return "vm2";
     case Fp8Variant::vm4: return "vm4";
@@ -74,13 +71,11 @@ constexpr int fp8_variant_maker_blocks(Fp8Variant v) {
 }
 // Whether variant v runs with a split workspace.
 constexpr bool fp8_variant_splits(Fp8Variant v) {
-  return v == Fp8Variant::split || v == Fp8Variant::vs || v == Fp8Variant::vsr || fp8_variant_maker_blocks(v) > 0;
+  return v == Fp8Variant::split || v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0;
 }
 // Whether variant v makes V^T during the attention kernel, shared between its
 // blocks (no pre-pass): its producer warps (vs) or a maker kernel beside it (vm*).
-constexpr bool fp8_variant_shares_vt(Fp8Variant v) {
-  return v == Fp8Variant::vs || v == Fp8Variant::vsr || fp8_variant_maker_blocks(v) > 0;
-}
+constexpr bool fp8_variant_shares_vt(Fp8Variant v) { return v == Fp8Variant::vs || fp8_variant_maker_blocks(v) > 0; }
 
 // Whether variant v's tile at head_dim makes V^T in the kernel (where its tile
 // may: fp8_tile_can_share_vt; elsewhere vs runs the pre-pass).
@@ -92,8 +87,7 @@ constexpr bool fp8_variant_shares_vt_at(Fp8Variant v, int head_dim) {
 template <Fp8Variant V, int HeadDim>
 using Fa3Fp8TraitsOf = Fa3Fp8Traits<HeadDim, fp8_variant_block_m(V, HeadDim), fp8_variant_block_n(V, HeadDim), 2,
                                     fp8_variant_poly_every(V, HeadDim), fp8_variant_transposes_v(V),
-                                    fp8_variant_shares_vt_at(V, HeadDim), fp8_variant_maker_blocks(V) == 0,
-                                    V == Fp8Variant::vsr && fp8_variant_shares_vt_at(V, HeadDim)>;
+                                    fp8_variant_shares_vt_at(V, HeadDim), fp8_variant_maker_blocks(V) == 0>;
 
 // p as variant v runs it: with a maker kernel (vm*, where the tile shares V^T),
 // the attention kernel's grid leaves the maker's SMs out, and the split plan
@@ -140,7 +134,6 @@ cudaError_t fa3_fp8_variant(const Fp8FwdParams& p_in, Fp8Variant v, cudaStream_t
     case Fp8Variant::tv: return fa3_fp8_variant_at<Fp8Variant::tv, Whole>(p, stream);
     case Fp8Variant::split: return fa3_fp8_variant_at<Fp8Variant::base, Whole>(p, stream);
     case Fp8Variant::vs: return fa3_fp8_variant_at<Fp8Variant::vs, Whole>(p, stream);
-    case Fp8Variant::vsr: return fa3_fp8_variant_at<Fp8Variant::vsr, Whole>(p, stream);
     case Fp8Variant::vm1:  // one instantiation: the SM count is p's
     case Fp8Variant::vm2:
     case Fp8Variant::vm4: return fa3_fp8_variant_at<Fp8Variant::vm2, Whole>(p, stream);
