@@ -5,8 +5,7 @@
 namespace fa {
 
 namespace {
-constexpr int kBias = 7;
-constexpr int kMinNormalExp = 1 - kBias;  // 2^-6
+constexpr int kMinNormalExp = 1 - int(kE4m3Bias);  // 2^-6
 }  // namespace
 
 double e4m3_ulp(double x) {

@@ -11,6 +11,7 @@
 namespace fa {
 
 inline constexpr float kE4m3Max = 448.0f;
+inline constexpr uint32_t kE4m3Bias = 7;  // the exponent field's bias
 
 // Round to nearest, ties to even, as the GPU's cvt.rn.satfinite does, so the
 // codes the host makes are those a device conversion would make. Saturating:
@@ -31,7 +32,7 @@ inline uint8_t encode_e4m3(float x) {
   // top 3 of its 23 mantissa bits, rounded to nearest, ties to even, at bit 20:
   // a mantissa that rounds up to 8 carries into the exponent field, which is the
   // next binade's first code. |x| >= 448, infinity included, saturates to 0x7E.
-  const uint32_t normal = std::min(((u + 0x7FFFFu + ((u >> 20) & 1u)) >> 20) - ((127u - 7u) << 3), 0x7Eu);
+  const uint32_t normal = std::min(((u + 0x7FFFFu + ((u >> 20) & 1u)) >> 20) - ((127u - kE4m3Bias) << 3), 0x7Eu);
   // Below 2^-6 the codes count units of 2^-9: |x| * 2^9 (exact) is below 8, and
   // adding 2^23 leaves the integer nearest to it, ties to even (the default
   // rounding mode), in the sum's low mantissa bits.
@@ -42,7 +43,7 @@ inline uint8_t encode_e4m3(float x) {
 
 inline float decode_e4m3(uint8_t c) {  // exact: every code is a float
   const uint32_t exp = (c >> 3) & 0xFu, man = c & 7u, sign = uint32_t(c & 0x80u) << 24;
-  const uint32_t normal = (exp + 127u - 7u) << 23 | man << 20;
+  const uint32_t normal = (exp + 127u - kE4m3Bias) << 23 | man << 20;
   const uint32_t sub = std::bit_cast<uint32_t>(float(man) * 0x1p-9f);
   const uint32_t mag = exp == 0xF && man == 7 ? 0x7FC00000u : exp == 0 ? sub : normal;  // NaN of the code's sign
   return std::bit_cast<float>(sign | mag);
